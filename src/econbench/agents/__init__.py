@@ -1,0 +1,1 @@
+"""The agent layer shared by both benchmarks: tools, policies, (later) model providers."""

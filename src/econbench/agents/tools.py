@@ -1,0 +1,256 @@
+"""Tools: typed functions whose JSON schema comes from the signature and the docstring.
+
+Every actor in every environment acts only through tools. A tool is a plain (method or)
+function with type hints and a Google-style docstring; ``@tool`` marks it and records
+whether it reads or writes state. ``ToolSpec`` derives the OpenAI function-calling schema
+and a pydantic validator from it, so schema and validation can never drift apart.
+
+Expected failures are tool results, not crashes: a tool raises ``ToolError`` and the
+``Toolkit`` dispatcher turns that, a validation failure or an unknown tool name into
+``{"status": "error", "error": "..."}``. Any other exception propagates and fails loudly.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, get_type_hints
+
+from pydantic import ConfigDict, Field, ValidationError, create_model
+
+ToolKind = Literal["read", "write"]
+_TOOL_ATTR = "__econbench_tool__"
+
+
+class ToolError(Exception):
+    """An expected failure reported back to the caller as an error result."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call an actor wants to make: a tool name and its (unvalidated) arguments."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_id: str | None = None
+
+
+def tool(kind: ToolKind = "read") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a function or method as a tool that reads or writes environment state."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(fn, _TOOL_ATTR, kind)
+        return fn
+
+    return mark
+
+
+def is_tool(obj: Any) -> bool:
+    return callable(obj) and hasattr(obj, _TOOL_ATTR)
+
+
+@dataclass(frozen=True)
+class Docstring:
+    """The parts of a Google-style docstring a tool schema needs."""
+
+    summary: str
+    args: dict[str, str]
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+_ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> Docstring:
+    """Split a Google-style docstring into its description and its ``Args:`` entries."""
+    text = inspect.cleandoc(doc or "")
+    summary_lines: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    arg_indent: int | None = None
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        header = _SECTION.match(stripped)
+        if header and (len(raw) - len(raw.lstrip())) == 0:
+            section, current, arg_indent = header.group(1), None, None
+            continue
+        if section is None:
+            summary_lines.append(stripped)
+            continue
+        if section not in ("Args", "Arguments") or not stripped:
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        match = _ARG_LINE.match(stripped)
+        if match and (arg_indent is None or indent <= arg_indent):
+            arg_indent = indent
+            current = match.group(1).lstrip("*")
+            args[current] = match.group(3).strip()
+        elif current is not None:
+            args[current] = (args[current] + " " + stripped).strip()
+    summary = " ".join(" ".join(summary_lines).split())
+    return Docstring(summary=summary, args=args)
+
+
+class _ArgsConfig:
+    """Validation settings shared by every tool's argument model."""
+
+    config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+def _simplify(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles so the schema is what a model provider expects."""
+    if isinstance(schema, dict):
+        return {k: _simplify(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_simplify(v) for v in schema]
+    return schema
+
+
+@dataclass
+class ToolSpec:
+    """A tool's name, kind, description, JSON schema and argument validator."""
+
+    name: str
+    kind: ToolKind
+    description: str
+    parameters: dict[str, Any]
+    undocumented: list[str]
+    fn: Callable[..., Any]
+    validator: Any
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], name: str | None = None) -> ToolSpec:
+        doc = parse_docstring(fn.__doc__)
+        hints = get_type_hints(fn)
+        fields: dict[str, Any] = {}
+        undocumented: list[str] = []
+        for pname, param in inspect.signature(fn).parameters.items():
+            if pname == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            annotation = hints.get(pname, Any)
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            description = doc.args.get(pname)
+            if not description:
+                undocumented.append(pname)
+            fields[pname] = (annotation, Field(default, description=description))
+        tool_name = name or fn.__name__
+        model = create_model(f"{tool_name}_args", __config__=_ArgsConfig.config, **fields)
+        parameters = _simplify(model.model_json_schema())
+        parameters.setdefault("properties", {})
+        parameters.setdefault("required", [])
+        parameters["additionalProperties"] = False
+        return cls(
+            name=tool_name,
+            kind=getattr(fn, _TOOL_ATTR, "read"),
+            description=doc.summary,
+            parameters=parameters,
+            undocumented=undocumented,
+            fn=fn,
+            validator=model,
+        )
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool in OpenAI function-calling format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        """Validate raw arguments; raise ToolError naming every problem."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ToolError(f"{self.name}: arguments must be a JSON object, got {arguments!r}")
+        try:
+            model = self.validator.model_validate(_coerce_ints_to_floats(self, arguments))
+        except ValidationError as exc:
+            raise ToolError(f"{self.name}: invalid arguments: {_describe(exc)}") from None
+        values = {k: getattr(model, k) for k in self.validator.model_fields}
+        for key, value in values.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ToolError(f"{self.name}: {key} must be a finite number")
+        return values
+
+
+def _coerce_ints_to_floats(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Let an integer stand for a float (JSON has one number type); bools stay wrong."""
+    out = dict(arguments)
+    for key, value in arguments.items():
+        info = spec.validator.model_fields.get(key)
+        if info is None or isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if _accepts_float(info.annotation):
+            out[key] = float(value)
+    return out
+
+
+def _accepts_float(annotation: Any) -> bool:
+    if annotation is float:
+        return True
+    args = getattr(annotation, "__args__", ())
+    return float in args and int not in args
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unexpected argument '{loc}'")
+        elif err["type"] == "missing":
+            parts.append(f"missing required argument '{loc}'")
+        else:
+            parts.append(f"'{loc}': {err['msg']} (got {err.get('input')!r})")
+    return "; ".join(parts)
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"status": "error", "error": message}
+
+
+class Toolkit:
+    """A set of tools bound to one object; dispatches calls by name.
+
+    Subclasses define tool methods with ``@tool``; ``specs()`` lists them in definition
+    order and ``call()`` validates, runs and wraps the result.
+    """
+
+    _spec_cache: ClassVar[dict[type, dict[str, ToolSpec]]] = {}
+
+    @classmethod
+    def tool_specs(cls) -> dict[str, ToolSpec]:
+        cached = Toolkit._spec_cache.get(cls)
+        if cached is None:
+            cached = {}
+            for klass in reversed(cls.__mro__):
+                for attr, value in vars(klass).items():
+                    if is_tool(value):
+                        cached[attr] = ToolSpec.from_function(value, name=attr)
+            Toolkit._spec_cache[cls] = cached
+        return cached
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self.tool_specs().values())
+
+    def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
+        spec = self.tool_specs().get(name)
+        if spec is None:
+            known = ", ".join(self.tool_specs())
+            return error_result(f"unknown tool '{name}'. Available tools: {known}")
+        try:
+            values = spec.validate(arguments)
+            result = spec.fn(self, **values)
+        except ToolError as exc:
+            return error_result(str(exc))
+        if result is None:
+            result = {}
+        return {"status": "success", **result}

@@ -1,0 +1,1 @@
+"""AlloBench: online tool allocation under a build budget."""

@@ -1,0 +1,1 @@
+"""CoffeeBench: a 90-day, six-firm coffee supply-chain economy."""
