@@ -1,0 +1,248 @@
+"""Every constant of the economy, and the run configuration, as validated pydantic models.
+
+Defaults are the spec's (``spec/coffeebench.md`` §1–§9). A TOML file can override any of
+them under ``[economy]``; unknown keys and wrong types are rejected with the key's full
+path, so a typo never silently runs the default economy.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+Role = Literal["farmer", "roaster", "retailer"]
+
+GREEN = "green_coffee_kg"
+GREEN_SPECIALTY = "green_specialty_kg"
+ROASTED = "roasted_coffee_kg"
+ROASTED_SPECIALTY = "roasted_specialty_kg"
+ITEMS: tuple[str, ...] = (GREEN, GREEN_SPECIALTY, ROASTED, ROASTED_SPECIALTY)
+GREEN_ITEMS = (GREEN, GREEN_SPECIALTY)
+RETAIL_ITEMS = (ROASTED, ROASTED_SPECIALTY)
+ROAST_OUTPUT = {GREEN: ROASTED, GREEN_SPECIALTY: ROASTED_SPECIALTY}
+
+FIRMS: tuple[str, ...] = (
+    "farmer_A",
+    "farmer_B",
+    "roaster_A",
+    "roaster_B",
+    "retailer_A",
+    "retailer_B",
+)
+"""The canonical firm order: apply order of simultaneous actions, sales loop, draws."""
+
+FOCAL_FIRM = "roaster_A"
+
+
+def role_of(firm_id: str) -> Role:
+    return firm_id.split("_", 1)[0]  # type: ignore[return-value]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class RoleConfig(Strict):
+    """Endowment and running cost of every firm of one role."""
+
+    cash: float = Field(15_000.0, ge=0)
+    start_item: str
+    start_qty: int = Field(ge=0)
+    start_unit_cost: float = Field(ge=0)
+    inventory_cap: int = Field(gt=0)
+    opex_per_day: float = Field(ge=0)
+
+
+class ProductionConfig(Strict):
+    """A farm's production of one green item: unit cost, daily cap per farm, lag in days."""
+
+    unit_cost: float = Field(gt=0)
+    daily_cap: int = Field(gt=0)
+    lag_days: int = Field(ge=1)
+
+
+class RoastConfig(Strict):
+    """Roasting one green item: labour per kg of green and the yield of roasted kg."""
+
+    labour_per_kg: float = Field(ge=0)
+    yield_: float = Field(alias="yield", gt=0, le=1)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class DemandConfig(Strict):
+    """Consumer demand for one retail item (spec §7)."""
+
+    reservation_price: float = Field(gt=0)
+    base_demand: float = Field(ge=0)
+    floor_kg: int = Field(ge=0)
+
+
+class EconomyConfig(Strict):
+    """All constants of the economy; the defaults are the paper's."""
+
+    farmer: RoleConfig = RoleConfig(
+        start_item=GREEN, start_qty=60, start_unit_cost=2.0, inventory_cap=120, opex_per_day=25
+    )
+    roaster: RoleConfig = RoleConfig(
+        start_item=ROASTED, start_qty=30, start_unit_cost=5.88, inventory_cap=120, opex_per_day=30
+    )
+    retailer: RoleConfig = RoleConfig(
+        start_item=ROASTED, start_qty=25, start_unit_cost=10.0, inventory_cap=80, opex_per_day=50
+    )
+    start_retail_prices: dict[str, float] = {ROASTED: 18.0, ROASTED_SPECIALTY: 50.0}
+
+    production: dict[str, ProductionConfig] = {
+        GREEN: ProductionConfig(unit_cost=2.0, daily_cap=30, lag_days=2),
+        GREEN_SPECIALTY: ProductionConfig(unit_cost=10.0, daily_cap=10, lag_days=2),
+    }
+    roasting: dict[str, RoastConfig] = {
+        GREEN: RoastConfig(labour_per_kg=3.0, yield_=0.85),
+        GREEN_SPECIALTY: RoastConfig(labour_per_kg=5.0, yield_=0.82),
+    }
+    roast_daily_cap_kg: int = Field(50, gt=0)
+    roast_lag_days: int = Field(1, ge=1)
+    shipping_days: int = Field(1, ge=1)
+
+    demand: dict[str, DemandConfig] = {
+        ROASTED: DemandConfig(reservation_price=30.0, base_demand=80.0, floor_kg=5),
+        ROASTED_SPECIALTY: DemandConfig(reservation_price=80.0, base_demand=15.0, floor_kg=1),
+    }
+    demand_noise_sd: float = Field(0.5, ge=0)
+    demand_cap_per_80: float = Field(130.0, gt=0)
+    """The pool is capped at f · demand_cap_per_80 · d0 / 80 (spec §7.3)."""
+    festival_days: tuple[int, int] = (40, 53)
+    festival_factor: float = Field(3.0, gt=0)
+    loyalty_range: tuple[float, float] = (0.85, 1.15)
+
+    ship_loss_prob: float = Field(0.015, ge=0, le=1)
+    ship_delay_prob: float = Field(0.07, ge=0, le=1)
+
+    late_fee_rate: float = Field(0.001, ge=0)
+    return_window_days: int = Field(14, ge=0)
+    spoilage_rate: float = Field(0.005, ge=0, le=1)
+    writedown_ceiling: dict[str, float] = {
+        GREEN: 22.50,
+        GREEN_SPECIALTY: 60.60,
+        ROASTED: 30.0,
+        ROASTED_SPECIALTY: 80.0,
+    }
+
+    day_start_minute: int = Field(9 * 60, ge=0)
+    day_end_minute: int = Field(19 * 60, le=24 * 60)
+    minutes_per_tool: int = Field(30, gt=0)
+    max_payment_terms_days: int = Field(90, ge=0)
+    max_price_per_kg: float = Field(1_000.0, gt=0)
+    """Prices above this are rejected as absurd (a typo or an exploit, not a strategy)."""
+    max_title_chars: int = Field(80, gt=0)
+    max_body_chars: int = Field(4_000, gt=0)
+
+    @model_validator(mode="after")
+    def _check_items(self) -> EconomyConfig:
+        for name, mapping, expected in (
+            ("production", self.production, GREEN_ITEMS),
+            ("roasting", self.roasting, GREEN_ITEMS),
+            ("demand", self.demand, RETAIL_ITEMS),
+            ("start_retail_prices", self.start_retail_prices, RETAIL_ITEMS),
+            ("writedown_ceiling", self.writedown_ceiling, ITEMS),
+        ):
+            if set(mapping) != set(expected):
+                raise ValueError(f"{name} must have exactly the items {list(expected)}")
+        for role in ("farmer", "roaster", "retailer"):
+            if getattr(self, role).start_item not in ITEMS:
+                raise ValueError(f"{role}.start_item must be one of {list(ITEMS)}")
+        lo, hi = self.festival_days
+        if lo > hi:
+            raise ValueError("festival_days must be [first, last] with first <= last")
+        if self.day_end_minute - self.day_start_minute < self.minutes_per_tool:
+            raise ValueError("the business day is shorter than one tool call")
+        if self.ship_loss_prob + self.ship_delay_prob > 1:
+            raise ValueError("ship_loss_prob + ship_delay_prob must not exceed 1")
+        return self
+
+    def role(self, role: str) -> RoleConfig:
+        return getattr(self, role)
+
+    @property
+    def actions_per_day(self) -> int:
+        return (self.day_end_minute - self.day_start_minute) // self.minutes_per_tool
+
+
+class RunConfig(Strict):
+    """One CoffeeBench run: seed, length, who plays each firm, and the economy."""
+
+    seed: int = Field(0, ge=0)
+    days: int = Field(90, ge=1, le=10_000)
+    agents: dict[str, str] = {"default": "scripted", FOCAL_FIRM: "heuristic"}
+    economy: EconomyConfig = EconomyConfig()
+
+    @model_validator(mode="after")
+    def _check_agents(self) -> RunConfig:
+        for key in self.agents:
+            if key != "default" and key not in FIRMS:
+                raise ValueError(f"unknown firm '{key}' (firms: {', '.join(FIRMS)}, or 'default')")
+        return self
+
+    def policy_for(self, firm_id: str) -> str:
+        return self.agents.get(firm_id) or self.agents.get("default", "scripted")
+
+
+class ConfigError(ValueError):
+    """A configuration problem, phrased for the person who wrote the config."""
+
+
+def _format_validation(exc: ValidationError, prefix: str = "") -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if p != "__root__")
+        key = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "config"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown key '{key}'")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"'{key}': {msg} (got {err.get('input')!r})")
+    return "; ".join(lines)
+
+
+_TOML_TABLES = {"run", "agents", "economy"}
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Read a TOML run config (``[run]``, ``[agents]``, ``[economy]``) and apply CLI overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = tomllib.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        unknown = set(raw) - _TOML_TABLES
+        if unknown:
+            raise ConfigError(
+                f"unknown table(s) {sorted(unknown)} in {path}; expected [run], [agents], [economy]"
+            )
+        run = raw.get("run", {})
+        if not isinstance(run, dict):
+            raise ConfigError("'run' must be a table")
+        extra = set(run) - {"seed", "days"}
+        if extra:
+            raise ConfigError(f"unknown key(s) in [run]: {sorted(extra)} (allowed: seed, days)")
+        data.update(run)
+        if "agents" in raw:
+            data["agents"] = raw["agents"]
+        if "economy" in raw:
+            data["economy"] = raw["economy"]
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key == "agents":
+            data["agents"] = {**data.get("agents", RunConfig().agents), **value}
+        else:
+            data[key] = value
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid config: {_format_validation(exc)}") from None

@@ -1,0 +1,64 @@
+"""Scripted CoffeeBench policies and the registry that names them.
+
+Every policy acts only through the tools a model has. ``heuristic`` and ``scripted`` mean the
+role's policy: for farmers and retailers both name the scripted firm of this project; for
+roasters ``heuristic`` is the paper's HeuristicRoaster (exact rules) and ``scripted`` is this
+project's adaptive roaster, which also trades specialty coffee.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from econbench.agents.policy import Policy
+from econbench.coffee.policies.farmer import ScriptedFarmer
+from econbench.coffee.policies.heuristic import HeuristicRoaster, ScriptedRoaster
+from econbench.coffee.policies.passive import PassivePolicy
+from econbench.coffee.policies.retailer import ScriptedRetailer
+
+_REGISTRY: dict[str, dict[str, Callable[[], Policy]]] = {
+    "passive": {
+        "farmer": PassivePolicy,
+        "roaster": PassivePolicy,
+        "retailer": PassivePolicy,
+    },
+    "heuristic": {
+        "farmer": ScriptedFarmer,
+        "roaster": HeuristicRoaster,
+        "retailer": ScriptedRetailer,
+    },
+    "scripted": {
+        "farmer": ScriptedFarmer,
+        "roaster": ScriptedRoaster,
+        "retailer": ScriptedRetailer,
+    },
+}
+
+POLICY_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+class UnknownPolicyError(ValueError):
+    """A policy name that no registry entry (or model provider) knows."""
+
+
+def make_policy(name: str, role: str) -> Policy:
+    """Build the policy ``name`` for a firm of ``role``."""
+    by_role = _REGISTRY.get(name)
+    if by_role is None:
+        if "/" in name:
+            raise UnknownPolicyError(
+                f"'{name}' looks like a model (provider/model); model-driven agents are not "
+                f"available in this version. Scripted policies: {', '.join(POLICY_NAMES)}"
+            )
+        raise UnknownPolicyError(
+            f"unknown policy '{name}'; choose one of: {', '.join(POLICY_NAMES)}"
+        )
+    return by_role[role]()
+
+
+def validate_policies(config: object) -> None:
+    """Fail before a run starts if any firm's policy name is unknown."""
+    from econbench.coffee.config import FIRMS, role_of
+
+    for firm_id in FIRMS:
+        make_policy(config.policy_for(firm_id), role_of(firm_id))  # type: ignore[attr-defined]

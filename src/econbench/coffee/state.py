@@ -1,0 +1,259 @@
+"""The world's state as plain data: pydantic models that round-trip through JSON.
+
+Money is held in integer cents so that the ledger adds up exactly (net income equals the
+change in equity to the cent); tools and logs speak dollars. Quantities are whole kg.
+Ids are deterministic counters (``L1``, ``O1``, ``D1``, ``INV1``, ``M1``, ``B1``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Cents = int
+
+
+def to_cents(dollars: float) -> Cents:
+    return round(dollars * 100)
+
+
+def dollars(cents: Cents) -> float:
+    return cents / 100
+
+
+class Stock(BaseModel):
+    """On-hand stock of one item at weighted-average cost; spoilage fractions carry over."""
+
+    qty: int = 0
+    value: Cents = 0
+    spoil_carry: float = 0.0
+
+    def unit_cost(self) -> float:
+        return self.value / self.qty if self.qty else 0.0
+
+    def take_value(self, qty: int) -> Cents:
+        """The cost of ``qty`` kg at average cost (the whole value when taking everything)."""
+        if qty >= self.qty:
+            return self.value
+        return round(self.value * qty / self.qty)
+
+
+class Books(BaseModel):
+    """Cumulative income-statement buckets in cents, from day 0."""
+
+    revenue: Cents = 0
+    returns: Cents = 0
+    cogs: Cents = 0
+    opex_fixed: Cents = 0
+    spoilage: Cents = 0
+    shipment_writeoffs: Cents = 0
+    production_writeoffs: Cents = 0
+    bad_debt: Cents = 0
+    writedowns: Cents = 0
+    interest_expense: Cents = 0
+    interest_income: Cents = 0
+
+    @property
+    def opex(self) -> Cents:
+        return (
+            self.opex_fixed
+            + self.spoilage
+            + self.shipment_writeoffs
+            + self.production_writeoffs
+            + self.bad_debt
+            + self.writedowns
+        )
+
+    @property
+    def net_revenue(self) -> Cents:
+        return self.revenue - self.returns
+
+    @property
+    def net_income(self) -> Cents:
+        return (
+            self.net_revenue - self.cogs - self.opex - self.interest_expense + self.interest_income
+        )
+
+
+class Clock(BaseModel):
+    """An agent's own clock for the current day, and what woke it."""
+
+    minute: int = 0
+    parked: bool = True
+    needs_observation: bool = False
+    reasons: list[str] = Field(default_factory=list)
+    actions_today: int = 0
+    acted_today: bool = False
+
+
+class Firm(BaseModel):
+    id: str
+    role: Literal["farmer", "roaster", "retailer"]
+    cash: Cents
+    stock: dict[str, Stock]
+    inventory_cap: int
+    opex_per_day: Cents
+    retail_prices: dict[str, Cents] = Field(default_factory=dict)
+    books: Books = Field(default_factory=Books)
+    books_by_day: list[Books] = Field(default_factory=list)
+    """The books as they stood at the start of each day (for period reports)."""
+    produced_today: dict[str, int] = Field(default_factory=dict)
+    roasted_today_kg: int = 0
+    bankrupt: bool = False
+    bankrupt_day: int | None = None
+    clock: Clock = Field(default_factory=Clock)
+    seen_deal_seq: int = 0
+    """Deals with a sequence number above this are news for the next observation."""
+    notices: list[str] = Field(default_factory=list)
+    """Facts for the next observation: losses, cancellations, bankruptcies of others."""
+    tool_calls: dict[str, int] = Field(default_factory=dict)
+    idle_days: int = 0
+    messages_read: int = 0
+    spoiled_kg: dict[str, int] = Field(default_factory=dict)
+    roasted_green_kg: int = 0
+
+
+class Listing(BaseModel):
+    id: str
+    seller: str
+    item: str
+    qty: int
+    price: Cents
+    terms: int
+    day: int
+    minute: int
+    status: Literal["open", "sold_out", "closed"] = "open"
+
+
+class Offer(BaseModel):
+    id: str
+    listing_id: str
+    buyer: str
+    seller: str
+    item: str
+    qty: int
+    price: Cents
+    terms: int
+    message: str = ""
+    day: int
+    minute: int
+    status: Literal["pending", "accepted", "rejected", "withdrawn"] = "pending"
+    resolved_day: int | None = None
+
+
+class Deal(BaseModel):
+    id: str
+    seq: int
+    offer_id: str
+    listing_id: str
+    seller: str
+    buyer: str
+    item: str
+    qty: int
+    price: Cents
+    terms: int
+    day: int
+    minute: int
+    reserved_value: Cents
+    """The seller's cost of the goods (never shown to the buyer)."""
+    ship_day: int
+    status: Literal["pending", "delayed", "delivered", "lost", "cancelled"] = "pending"
+    delivered_day: int | None = None
+    invoice_id: str | None = None
+    returned_qty: int = 0
+    returned_value: Cents = 0
+
+
+class Invoice(BaseModel):
+    id: str
+    kind: Literal["sale", "refund"] = "sale"
+    deal_id: str | None = None
+    issuer: str
+    """The creditor: the seller for a sale, the buyer for a refund of a paid return."""
+    payer: str
+    item: str | None = None
+    qty: int = 0
+    price: Cents = 0
+    principal: Cents
+    credits: Cents = 0
+    fees: Cents = 0
+    issue_day: int
+    due_day: int
+    status: Literal["open", "paid", "closed", "bad_debt"] = "open"
+    settled_day: int | None = None
+
+    @property
+    def outstanding_principal(self) -> Cents:
+        return self.principal - self.credits
+
+    @property
+    def outstanding(self) -> Cents:
+        return self.principal + self.fees - self.credits
+
+
+class Message(BaseModel):
+    id: str
+    sender: str
+    recipient: str
+    title: str
+    body: str
+    day: int
+    minute: int
+    read: bool = False
+    ref_listing_id: str | None = None
+    ref_offer_id: str | None = None
+
+
+class Batch(BaseModel):
+    """Pending production or roast output: paid for, not yet in stock."""
+
+    id: str
+    firm: str
+    kind: Literal["production", "roast"]
+    item: str
+    qty: int
+    value: Cents
+    ready_day: int
+
+
+class ConsumerSale(BaseModel):
+    day: int
+    firm: str
+    item: str
+    qty: int
+    price: Cents
+
+
+class Counters(BaseModel):
+    listing: int = 0
+    offer: int = 0
+    deal: int = 0
+    invoice: int = 0
+    message: int = 0
+    batch: int = 0
+    event: int = 0
+
+
+class Hidden(BaseModel):
+    """Draws made once per run that no tool may reveal."""
+
+    loyalty: dict[str, float]
+    demand_noise: dict[str, list[float]]
+
+
+class WorldState(BaseModel):
+    seed: int
+    day: int = 0
+    phase: Literal["morning", "business", "evening", "closed"] = "morning"
+    firms: dict[str, Firm]
+    listings: dict[str, Listing] = Field(default_factory=dict)
+    offers: dict[str, Offer] = Field(default_factory=dict)
+    deals: dict[str, Deal] = Field(default_factory=dict)
+    invoices: dict[str, Invoice] = Field(default_factory=dict)
+    messages: dict[str, Message] = Field(default_factory=dict)
+    batches: dict[str, Batch] = Field(default_factory=dict)
+    consumer_sales: list[ConsumerSale] = Field(default_factory=list)
+    counters: Counters = Field(default_factory=Counters)
+    hidden: Hidden
+    ended: bool = False
