@@ -1,0 +1,1 @@
+"""The run layer: run directories and their files (later: resume, sweeps, reports)."""
