@@ -18,7 +18,9 @@ from econbench.runs.store import RunDirError, default_run_dir
 
 app = typer.Typer(no_args_is_help=True)
 console = Console()
-err_console = Console(stderr=True)
+if not console.is_terminal:
+    console = Console(width=120)  # logs and pipes: no wrapping at the 80-column default
+err_console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 120)
 
 
 def fail(message: str) -> typer.Exit:

@@ -59,6 +59,16 @@ def hhmm(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
+def shipping_outcome(seed: int, deal_seq: int, day: int, econ: EconomyConfig) -> str:
+    """The one roll a due shipment draws: "lost", "delayed" or "delivered" (spec §5)."""
+    roll = np.random.default_rng([seed, STREAM_SHIPPING, deal_seq, day]).random()
+    if roll < econ.ship_loss_prob:
+        return "lost"
+    if roll < econ.ship_loss_prob + econ.ship_delay_prob:
+        return "delayed"
+    return "delivered"
+
+
 def initial_state(config: RunConfig) -> WorldState:
     """Endowments of spec §1 and the once-per-run hidden draws of §7 and §12."""
     econ = config.economy
@@ -360,11 +370,9 @@ class World:
         econ = self.econ
         due = [d for d in self.open_deals.values() if d.ship_day <= self.day]
         for deal in sorted(due, key=lambda d: d.seq):
-            roll = np.random.default_rng(
-                [self.state.seed, STREAM_SHIPPING, deal.seq, self.day]
-            ).random()
+            outcome = shipping_outcome(self.state.seed, deal.seq, self.day, econ)
             seller, buyer = self.firm(deal.seller), self.firm(deal.buyer)
-            if roll < econ.ship_loss_prob:
+            if outcome == "lost":
                 self.close_deal(deal, "lost")
                 seller.books.shipment_writeoffs += deal.reserved_value
                 self.emit(
@@ -382,7 +390,7 @@ class World:
                         note + (": no invoice will be issued" if firm is buyer else "")
                     )
                     firm.clock.reasons.append(f"deal {deal.id} lost in transit")
-            elif roll < econ.ship_loss_prob + econ.ship_delay_prob:
+            elif outcome == "delayed":
                 deal.status = "delayed"
                 deal.ship_day = self.day + 1
                 self.emit("shipment_delayed", deal_id=deal.id, seller=deal.seller, buyer=deal.buyer)
