@@ -220,3 +220,23 @@ def test_economy_overrides_change_the_world() -> None:
     types = {e["type"] for e in sink.events}
     assert "spoilage" not in types and "shipment_delayed" not in types
     assert "delivery" in types
+
+
+def test_junk_arguments_are_logged_without_breaking_the_log(tmp_path) -> None:
+    from econbench.agents.tools import ToolCall
+    from econbench.coffee.events import JsonlSink
+    from econbench.coffee.world import World
+
+    sink = JsonlSink(tmp_path / "events.jsonl")
+    world = World(RunConfig(), sink=sink)
+    world.start_day()
+    junk = {"listing_id": "L1", "offered_price": float("nan"), "qty": [1, {"x": float("inf")}]}
+    result = world.act("roaster_A", ToolCall("make_offer", junk))
+    world.act("roaster_A", ToolCall("view_listings", "not a dict"))  # type: ignore[arg-type]
+    sink.close()
+    assert result["status"] == "error"
+    logged = [json.loads(line) for line in (tmp_path / "events.jsonl").open()]
+    calls = [e for e in logged if e["type"] == "tool_call"]
+    assert calls[0]["arguments"]["offered_price"] == "nan"
+    assert calls[1]["arguments"] == "not a dict"
+    assert calls[1]["result"]["status"] == "error"

@@ -139,6 +139,9 @@ class FirmTools(Toolkit):
         for offer in list(self.world.pending_offers.values()):
             if offer.listing_id == listing_id:
                 self.world.resolve_offer(offer, "rejected")
+                self.world.firm(offer.buyer).notices.append(
+                    f"offer {offer.id} on listing {listing_id} was rejected: {why}"
+                )
                 self.world.emit("offer_rejected", offer_id=offer.id, reason=why)
 
     @tool("read")

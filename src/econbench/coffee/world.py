@@ -59,6 +59,19 @@ def hhmm(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
+def loggable(value: Any) -> Any:
+    """Arguments as the agent sent them, made safe for a strict JSON log (NaN, inf, objects)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {str(k): loggable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [loggable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return repr(value)
+
+
 def shipping_outcome(seed: int, deal_seq: int, day: int, econ: EconomyConfig) -> str:
     """The one roll a due shipment draws: "lost", "delayed" or "delivered" (spec §5)."""
     roll = np.random.default_rng([seed, STREAM_SHIPPING, deal_seq, day]).random()
@@ -312,7 +325,9 @@ class World:
             firm.clock.minute += self.econ.minutes_per_tool
             firm.clock.actions_today += 1
             firm.clock.acted_today = True
-        self.emit("tool_call", firm=firm_id, tool=name, arguments=call.arguments, result=result)
+        self.emit(
+            "tool_call", firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
+        )
         return result
 
     def _park(self, firm: Firm) -> None:
