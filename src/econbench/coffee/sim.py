@@ -9,6 +9,8 @@ the decisions.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,29 +48,58 @@ class CoffeeRun:
     def finished(self) -> bool:
         return self.world.state.ended or self.world.day >= self.config.days
 
+    @property
+    def is_async(self) -> bool:
+        """True when some policy decides asynchronously (a model call)."""
+        return any(
+            inspect.iscoroutinefunction(getattr(p, "adecide", None)) for p in self.policies.values()
+        )
+
     def run(self, on_day: Callable[[int], None] | None = None) -> World:
+        if self.is_async:
+            return asyncio.run(self.arun(on_day))
         while not self.finished:
             self.step_day()
             if on_day is not None:
                 on_day(self.world.day)
+        return self._close()
+
+    async def arun(self, on_day: Callable[[int], None] | None = None) -> World:
+        while not self.finished:
+            await self.astep_day()
+            if on_day is not None:
+                on_day(self.world.day)
+        return self._close()
+
+    def _close(self) -> World:
         self.world.state.phase = "closed"
         self.world.emit("run_end", days=self.world.day, ended_early=self.world.state.ended)
         return self.world
 
     def step_day(self) -> None:
+        """One day with synchronous policies."""
+        self.world.start_day()
+        while group := self._next_group():
+            self._apply(group, {firm_id: self._decide(firm_id) for firm_id in group})
+        self._end_day()
+
+    async def astep_day(self) -> None:
+        """One day; the agents of a group query their models concurrently."""
+        self.world.start_day()
+        while group := self._next_group():
+            calls = await asyncio.gather(*(self._adecide(firm_id) for firm_id in group))
+            self._apply(group, dict(zip(group, calls, strict=True)))
+        self._end_day()
+
+    def _apply(self, group: list[str], decisions: dict[str, ToolCall | None]) -> None:
+        """Apply a group's decisions one at a time, in canonical firm order."""
         world = self.world
-        world.start_day()
-        self._pending = dict.fromkeys(FIRMS)
-        while True:
-            group = self._next_group()
-            if not group:
-                break
-            decisions = {firm_id: self._decide(firm_id) for firm_id in group}
-            for firm_id in group:
-                if not world.can_act(world.firm(firm_id)):
-                    continue
+        for firm_id in group:
+            if world.can_act(world.firm(firm_id)):
                 self._pending[firm_id] = world.act(firm_id, decisions[firm_id])
-        for row in world.end_day():
+
+    def _end_day(self) -> None:
+        for row in self.world.end_day():
             if self.daily_sink is not None:
                 self.daily_sink(row)
 
@@ -80,10 +111,20 @@ class CoffeeRun:
         now = min(f.clock.minute for f in active)
         return [f.id for f in active if f.clock.minute == now]
 
+    def _feedback(self, firm_id: str) -> Feedback:
+        """The result of the agent's previous call, and its observation if it was woken."""
+        result, self._pending[firm_id] = self._pending.get(firm_id), None
+        if self.world.observation_due(firm_id):
+            return Feedback(observation=self.world.observe(firm_id), result=result)
+        return Feedback(result=result)
+
     def _decide(self, firm_id: str) -> ToolCall | None:
-        world = self.world
-        if world.observation_due(firm_id):
-            feedback = Feedback(observation=world.observe(firm_id))
-        else:
-            feedback = Feedback(result=self._pending.get(firm_id))
-        return self.policies[firm_id].decide(feedback)
+        return self.policies[firm_id].decide(self._feedback(firm_id))
+
+    async def _adecide(self, firm_id: str) -> ToolCall | None:
+        policy = self.policies[firm_id]
+        feedback = self._feedback(firm_id)
+        adecide = getattr(policy, "adecide", None)
+        if adecide is not None and inspect.iscoroutinefunction(adecide):
+            return await adecide(feedback)
+        return policy.decide(feedback)
