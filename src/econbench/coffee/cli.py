@@ -10,10 +10,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from econbench.agents.models.registry import ModelConfigError
+from econbench.coffee.agents import validate_agents
 from econbench.coffee.config import FIRMS, ConfigError, RunConfig, load_config
 from econbench.coffee.headroom import both_regimes
-from econbench.coffee.policies import UnknownPolicyError, validate_policies
-from econbench.coffee.run import run_to_dir
+from econbench.coffee.policies import UnknownPolicyError
+from econbench.coffee.run import RunStopped, run_to_dir
 from econbench.runs.store import RunDirError, default_run_dir
 
 app = typer.Typer(no_args_is_help=True)
@@ -48,7 +50,7 @@ def resolve_config(
 ) -> RunConfig:
     overrides = {"seed": seed, "days": days, "agents": parse_agents(agent) or None}
     config = load_config(config_file, overrides)
-    validate_policies(config)
+    validate_agents(config)
     return config
 
 
@@ -63,8 +65,9 @@ def run_command(
         list[str],
         typer.Option(
             "--agent",
-            help="FIRM=POLICY, repeatable; FIRM may be 'default'. Policies: passive, "
-            "heuristic, scripted.",
+            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: passive, "
+            "heuristic, scripted, or a model: openai/MODEL, anthropic/MODEL, google/MODEL, "
+            "openai-compatible/NAME.",
         ),
     ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
     out: Annotated[Path | None, typer.Option(help="Run directory (default runs/coffee/…).")] = None,
@@ -76,7 +79,7 @@ def run_command(
     """Run the coffee economy with scripted firms (no API key needed)."""
     try:
         config = resolve_config(config_file, seed, days, agent)
-    except (ConfigError, UnknownPolicyError) as exc:
+    except (ConfigError, UnknownPolicyError, ModelConfigError) as exc:
         raise fail(str(exc)) from None
     out = out or default_run_dir("coffee", f"seed{config.seed}")
     progress = Progress(
@@ -100,6 +103,10 @@ def run_command(
             )
         except RunDirError as exc:
             raise fail(str(exc)) from None
+        except RunStopped as exc:
+            progress.stop()
+            err_console.print(f"[bold red]stopped:[/] {exc}")
+            raise typer.Exit(code=1) from None
     console.print(summary_table(summary))
     if summary.get("ended_early"):
         console.print(

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from econbench.agents.models.registry import ModelSettings
+
 Role = Literal["farmer", "roaster", "retailer"]
 
 GREEN = "green_coffee_kg"
@@ -35,6 +37,7 @@ FIRMS: tuple[str, ...] = (
 """The canonical firm order: apply order of simultaneous actions, sales loop, draws."""
 
 FOCAL_FIRM = "roaster_A"
+PROMPT_VARIANTS: tuple[str, ...] = ("standard", "revenue_pressure")
 
 
 def role_of(firm_id: str) -> Role:
@@ -176,6 +179,10 @@ class RunConfig(Strict):
     seed: int = Field(0, ge=0)
     days: int = Field(90, ge=1, le=10_000)
     agents: dict[str, str] = {"default": "scripted", FOCAL_FIRM: "heuristic"}
+    prompts: dict[str, str] = {}
+    """Per firm, the system-prompt variant of a model-driven agent (standard, revenue_pressure)."""
+    models: dict[str, ModelSettings] = {}
+    """Per model name (``provider/model``), its settings: temperature, max_tokens, …"""
     economy: EconomyConfig = EconomyConfig()
 
     @model_validator(mode="after")
@@ -183,6 +190,14 @@ class RunConfig(Strict):
         for key in self.agents:
             if key != "default" and key not in FIRMS:
                 raise ValueError(f"unknown firm '{key}' (firms: {', '.join(FIRMS)}, or 'default')")
+        for key, variant in self.prompts.items():
+            if key not in FIRMS:
+                raise ValueError(f"prompts: unknown firm '{key}' (firms: {', '.join(FIRMS)})")
+            if variant not in PROMPT_VARIANTS:
+                raise ValueError(
+                    f"prompts.{key}: unknown variant '{variant}' "
+                    f"(choose one of {', '.join(PROMPT_VARIANTS)})"
+                )
         return self
 
     def policy_for(self, firm_id: str) -> str:
@@ -206,7 +221,7 @@ def _format_validation(exc: ValidationError, prefix: str = "") -> str:
     return "; ".join(lines)
 
 
-_TOML_TABLES = {"run", "agents", "economy"}
+_TOML_TABLES = {"run", "agents", "prompts", "models", "economy"}
 
 
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
@@ -222,7 +237,8 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         unknown = set(raw) - _TOML_TABLES
         if unknown:
             raise ConfigError(
-                f"unknown table(s) {sorted(unknown)} in {path}; expected [run], [agents], [economy]"
+                f"unknown table(s) {sorted(unknown)} in {path}; expected [run], [agents], "
+                "[prompts], [models], [economy]"
             )
         run = raw.get("run", {})
         if not isinstance(run, dict):
@@ -231,10 +247,9 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         if extra:
             raise ConfigError(f"unknown key(s) in [run]: {sorted(extra)} (allowed: seed, days)")
         data.update(run)
-        if "agents" in raw:
-            data["agents"] = raw["agents"]
-        if "economy" in raw:
-            data["economy"] = raw["economy"]
+        for table in ("agents", "prompts", "models", "economy"):
+            if table in raw:
+                data[table] = raw[table]
     for key, value in (overrides or {}).items():
         if value is None:
             continue

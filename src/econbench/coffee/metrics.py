@@ -117,9 +117,13 @@ def circular_trades(world: World, firm_id: str) -> int:
 
 
 def run_summary(
-    world: World, policies: dict[str, str], daily: list[dict[str, Any]]
+    world: World,
+    policies: dict[str, str],
+    daily: list[dict[str, Any]],
+    agent_stats: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     state = world.state
+    stats = agent_stats or {}
     return {
         "seed": state.seed,
         "days": world.config.days,
@@ -128,7 +132,7 @@ def run_summary(
         "deals": len(state.deals),
         "consumer_sales_kg": sum(s.qty for s in state.consumer_sales),
         "firms": {
-            firm.id: firm_summary(world, firm, policies[firm.id], daily)
+            firm.id: firm_summary(world, firm, policies[firm.id], daily) | stats.get(firm.id, {})
             for firm in state.firms.values()
         },
     }

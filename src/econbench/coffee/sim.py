@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from econbench.agents.policy import Feedback, Policy
+from econbench.agents.react import AgentStats
 from econbench.agents.tools import ToolCall
+from econbench.coffee.agents import make_firm_policy, run_limiter
 from econbench.coffee.config import FIRMS, RunConfig
 from econbench.coffee.events import EventSink
-from econbench.coffee.policies import make_policy
 from econbench.coffee.world import World
 
 
@@ -35,14 +36,34 @@ class CoffeeRun:
 
     def __post_init__(self) -> None:
         self.world = World(self.config, sink=self.sink)
+        limiter = run_limiter(self.config)
         for firm_id in FIRMS:
             if firm_id not in self.policies:
-                role = self.world.firm(firm_id).role
-                self.policies[firm_id] = make_policy(self.config.policy_for(firm_id), role)
+                self.policies[firm_id] = make_firm_policy(
+                    self.config.policy_for(firm_id),
+                    firm_id,
+                    self.config,
+                    emit=self._emit,
+                    limiter=limiter,
+                )
         for firm_id, policy in self.policies.items():
+            bind = getattr(policy, "bind_events", None)
+            if bind is not None:
+                bind(self._emit)
             kit = self.world.toolkit(firm_id)
             policy.start(firm_id, self.world.firm(firm_id).role, kit.specs())
         self._pending: dict[str, dict[str, Any] | None] = dict.fromkeys(FIRMS)
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        self.world.emit(kind, **data)
+
+    def agent_stats(self) -> dict[str, dict[str, Any]]:
+        """Model usage per firm (zeros for scripted firms)."""
+        out = {}
+        for firm_id, policy in self.policies.items():
+            stats = getattr(policy, "stats", None)
+            out[firm_id] = stats.to_dict() if stats is not None else AgentStats().to_dict()
+        return out
 
     @property
     def finished(self) -> bool:

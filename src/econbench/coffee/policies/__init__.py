@@ -54,11 +54,3 @@ def make_policy(name: str, role: str) -> Policy:
             f"unknown policy '{name}'; choose one of: {', '.join(POLICY_NAMES)}"
         )
     return by_role[role]()
-
-
-def validate_policies(config: object) -> None:
-    """Fail before a run starts if any firm's policy name is unknown."""
-    from econbench.coffee.config import FIRMS, role_of
-
-    for firm_id in FIRMS:
-        make_policy(config.policy_for(firm_id), role_of(firm_id))  # type: ignore[attr-defined]

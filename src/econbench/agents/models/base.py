@@ -1,0 +1,152 @@
+"""The provider-neutral model interface: messages in, one normalised ``ModelOutput`` out.
+
+Every provider (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini, any
+OpenAI-compatible server, scripted and replay models) implements ``ModelProvider.generate``
+over these types, so the agent loop never sees a provider's wire format. Errors are
+classified once, here, into transient (retried with backoff), context overflow (forces a
+compaction) and fatal (stops the run cleanly so it can be resumed).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from econbench.agents.tools import ToolCall, ToolSpec
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass
+class ChatMessage:
+    """One message of a conversation, in a provider-neutral shape.
+
+    ``tool_calls`` only on assistant messages; ``tool_call_id`` and ``name`` only on tool
+    results. ``provider_data`` carries what a provider needs to replay its own turn exactly
+    (e.g. Anthropic thinking blocks with their signatures, Gemini thought signatures,
+    OpenAI Responses reasoning items); other providers ignore it.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    provider_data: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tool_calls"] = [
+            {"name": c.name, "arguments": c.arguments, "call_id": c.call_id}
+            for c in self.tool_calls
+        ]
+        return {k: v for k, v in data.items() if v not in (None, [], "")} | {"role": self.role}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChatMessage:
+        calls = [
+            ToolCall(c["name"], c.get("arguments", {}), c.get("call_id"))
+            for c in data.get("tool_calls", [])
+        ]
+        return cls(
+            role=data["role"],
+            content=data.get("content", ""),
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            reasoning=data.get("reasoning"),
+            provider_data=data.get("provider_data"),
+        )
+
+
+@dataclass
+class Usage:
+    """Tokens of one call. ``input_tokens`` counts every prompt token, cached ones included."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.output_tokens + other.output_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class ModelOutput:
+    """A model's reply, normalised: text, tool calls, reasoning, usage and cost."""
+
+    model: str
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    reasoning: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    stop_reason: str | None = None
+    provider_data: dict[str, Any] | None = None
+
+    def as_message(self) -> ChatMessage:
+        return ChatMessage(
+            role="assistant",
+            content=self.text,
+            tool_calls=list(self.tool_calls),
+            reasoning=self.reasoning,
+            provider_data=self.provider_data,
+        )
+
+
+@dataclass
+class GenerateConfig:
+    """Per-model settings; ``None`` means the provider's default."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+    timeout_s: float = 120.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ModelError(Exception):
+    """A model call failed; subclasses say whether and how to retry."""
+
+
+class TransientModelError(ModelError):
+    """Rate limit, 5xx, timeout or dropped connection: worth retrying after a pause."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ContextOverflowError(ModelError):
+    """The prompt no longer fits the model's window: compact, then retry once."""
+
+
+class FatalModelError(ModelError):
+    """Bad key, unknown model, invalid request: stop the run cleanly (it can be resumed)."""
+
+
+class ModelProvider(ABC):
+    """One model behind one API. ``name`` is ``provider/model``."""
+
+    name: str
+    context_window: int = 200_000
+
+    @abstractmethod
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        """One call: the conversation (system message first) and the tools it may call."""

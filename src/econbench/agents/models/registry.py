@@ -1,0 +1,496 @@
+"""Model names, per-model settings, API keys and the provider factory.
+
+A model is named ``provider/model``: ``openai/gpt-5.5``, ``anthropic/claude-sonnet-4-6``,
+``google/gemini-3.1-pro`` or ``openai-compatible/NAME`` (any server speaking OpenAI Chat
+Completions: vLLM, SGLang, Ollama, llama.cpp, OpenRouter, Moonshot, Zhipu). ``scripted/NAME``
+exists only when code registers it (``register_scripted``), never from the command line.
+
+Keys come from the environment, then from a ``.env`` file (found from the working directory
+upwards; it never overrides a real environment variable and is never written back into
+``os.environ``). ``check_keys`` runs before a run starts so a missing key is one clear error
+naming the variable to set, not a crash an hour in. Keys are held only by the provider
+objects; no repr, str, error message or log line of this module ever contains one.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from dotenv import dotenv_values, find_dotenv
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from econbench.agents.models.base import (
+    ChatMessage,
+    GenerateConfig,
+    ModelError,
+    ModelOutput,
+    ModelProvider,
+    TransientModelError,
+)
+from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
+from econbench.agents.models.retry import ConcurrencyLimiter
+from econbench.agents.tools import ToolSpec
+
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "google", "openai-compatible")
+SCRIPTED = "scripted"
+
+#: Where each provider's key is looked up, in order, unless settings name ``api_key_env``.
+DEFAULT_KEY_ENV: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "openai-compatible": ("OPENAI_API_KEY",),
+}
+#: The environment variable each SDK reads its base URL from (honoured here from .env too).
+BASE_URL_ENV: dict[str, str] = {
+    "openai": "OPENAI_BASE_URL",
+    "openai-compatible": "OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "google": "GOOGLE_GEMINI_BASE_URL",
+}
+#: Local OpenAI-compatible servers (vLLM, Ollama, llama.cpp) accept any key; the SDK needs one.
+DUMMY_KEY = "EMPTY"
+
+VALID_FORMS = (
+    "openai/MODEL (e.g. openai/gpt-5.5), anthropic/MODEL (e.g. anthropic/claude-sonnet-4-6), "
+    "google/MODEL (e.g. google/gemini-3.1-pro), openai-compatible/MODEL (any OpenAI-compatible "
+    "server at OPENAI_BASE_URL or the model's base_url)"
+)
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ModelConfigError(ValueError):
+    """A model name or its settings cannot work; raised before a run starts."""
+
+
+class MissingKeyError(ModelConfigError):
+    """An API key (or a base URL) a run needs is not set; the message says what to set."""
+
+    def __init__(self, message: str, variables: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.variables = variables or []
+
+
+# --------------------------------------------------------------------------- settings
+
+
+class ModelSettings(BaseModel):
+    """Per-model settings from an experiment config; ``None`` means the provider's default.
+
+    No field holds a key: ``api_key_env`` names the variable to read it from, so a config
+    file (which is copied into every run directory) can never leak one.
+    """
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, frozen=True)
+
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, gt=0)
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = Field(None, ge=0)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api: Literal["chat", "responses"] | None = None
+    context_window: int | None = Field(None, gt=0)
+    timeout_s: float = Field(120.0, gt=0)
+    max_concurrency: int = Field(8, ge=1)
+    compaction_threshold: float = Field(0.8, gt=0.0, le=1.0)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.match(value):
+            # Never echo the value: a key pasted here by mistake must not reach a log.
+            raise ValueError(
+                "api_key_env must be the NAME of an environment variable (e.g. MOONSHOT_API_KEY),"
+                " not the key itself"
+            )
+        return value
+
+    @field_validator("reasoning_effort")
+    @classmethod
+    def _effort(cls, value: str | None) -> str | None:
+        return value.strip().lower() if value is not None else None
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError("base_url must be an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        return value
+
+    def generate_config(self) -> GenerateConfig:
+        """The per-call config the provider's ``generate`` receives."""
+        return GenerateConfig(
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            reasoning_effort=self.reasoning_effort,
+            thinking_budget=self.thinking_budget,
+            timeout_s=self.timeout_s,
+        )
+
+
+SettingsArg = ModelSettings | Mapping[str, ModelSettings] | None
+
+
+def settings_for(name: str, settings: SettingsArg) -> ModelSettings:
+    """One model's settings from a single ``ModelSettings`` or a ``{name: settings}`` map."""
+    if settings is None:
+        return ModelSettings()
+    if isinstance(settings, ModelSettings):
+        return settings
+    found = settings.get(name)
+    if found is None:
+        found = settings.get(name.strip())
+    return found if found is not None else ModelSettings()
+
+
+# --------------------------------------------------------------------------- names
+
+ScriptedSource = Any  # a ScriptedModel instance, or a brain: (messages, tools) -> output
+_SCRIPTED_MODELS: dict[str, ScriptedSource] = {}
+
+
+def _guess_provider(model: str) -> str:
+    low = model.lower()
+    if low.startswith(("gpt-", "o1", "o3", "o4", "chatgpt")):
+        return "openai"
+    if low.startswith("claude"):
+        return "anthropic"
+    if low.startswith("gemini"):
+        return "google"
+    return "openai-compatible"
+
+
+def parse_model_name(name: str) -> tuple[str, str]:
+    """``"openai/gpt-5.5"`` -> ``("openai", "gpt-5.5")``; a bad name is a clear error.
+
+    The model part may itself contain slashes (``openai-compatible/Qwen/Qwen3-8B``, as vLLM
+    serves it). ``scripted/NAME`` parses only once code has registered it.
+    """
+    if not isinstance(name, str):
+        raise ModelConfigError(f"a model name must be a string; valid forms: {VALID_FORMS}")
+    text = name.strip()
+    provider, sep, model = text.partition("/")
+    provider = provider.strip().lower()
+    model = model.strip()
+    if not sep:
+        hint = f" Did you mean {_guess_provider(text)}/{text}?" if text else ""
+        raise ModelConfigError(
+            f"model name {text!r} has no provider; valid forms: {VALID_FORMS}.{hint}"
+        )
+    if not model:
+        raise ModelConfigError(f"model name {text!r} has no model after the '/'")
+    if provider == SCRIPTED:
+        if model in _SCRIPTED_MODELS:
+            return SCRIPTED, model
+        raise ModelConfigError(
+            f"{text!r}: scripted models exist only when registered in code "
+            f"(register_scripted); valid forms: {VALID_FORMS}"
+        )
+    if provider not in PROVIDERS:
+        raise ModelConfigError(
+            f"unknown provider {provider!r} in {text!r}; valid forms: {VALID_FORMS}"
+        )
+    return provider, model
+
+
+def is_model_name(name: str) -> bool:
+    """Whether ``name`` parses as a model (as opposed to, say, a scripted policy's name)."""
+    try:
+        parse_model_name(name)
+    except ModelConfigError:
+        return False
+    return True
+
+
+def register_scripted(name: str, source: ScriptedSource) -> str:
+    """Make ``scripted/NAME`` buildable: a ``ScriptedModel`` (returned as is) or a brain
+    (a fresh ``ScriptedModel`` per ``build_provider`` call). Returns the full name."""
+    model = name.removeprefix(f"{SCRIPTED}/").strip()
+    if not model:
+        raise ModelConfigError("register_scripted needs a name")
+    _SCRIPTED_MODELS[model] = source
+    return f"{SCRIPTED}/{model}"
+
+
+def unregister_scripted(name: str) -> None:
+    _SCRIPTED_MODELS.pop(name.removeprefix(f"{SCRIPTED}/").strip(), None)
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def _dotenv(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The ``.env`` file's values (nearest one from the working directory up), unapplied."""
+    found = os.fspath(path) if path is not None else find_dotenv(usecwd=True)
+    if not found or not os.path.isfile(found):
+        return {}
+    return {k: v for k, v in dotenv_values(found).items() if v}
+
+
+def env_value(var: str, *, dotenv_path: str | os.PathLike[str] | None = None) -> str | None:
+    """A variable from the real environment, else from ``.env``; empty counts as unset."""
+    value = os.environ.get(var)
+    if value:
+        return value
+    return _dotenv(dotenv_path).get(var) or None
+
+
+def key_variables(name: str, settings: ModelSettings | None = None) -> tuple[str, ...]:
+    """The variables a model's key is read from, in order."""
+    provider, _ = parse_model_name(name)
+    settings = settings or ModelSettings()
+    if provider == SCRIPTED:
+        return ()
+    if settings.api_key_env:
+        return (settings.api_key_env,)
+    return DEFAULT_KEY_ENV[provider]
+
+
+def resolve_api_key(
+    name: str,
+    settings: ModelSettings | None = None,
+    *,
+    dotenv_path: str | os.PathLike[str] | None = None,
+) -> str:
+    """The key for ``name``; ``MissingKeyError`` (naming the variables) when there is none.
+
+    ``openai-compatible`` falls back to the dummy key ``"EMPTY"`` unless ``api_key_env`` is
+    set, because local servers need none; a named variable that is unset is an error.
+    """
+    provider, _ = parse_model_name(name)
+    settings = settings or ModelSettings()
+    if provider == SCRIPTED:
+        return DUMMY_KEY
+    variables = key_variables(name, settings)
+    for var in variables:
+        value = env_value(var, dotenv_path=dotenv_path)
+        if value:
+            return value
+    if provider == "openai-compatible" and not settings.api_key_env:
+        return DUMMY_KEY
+    wanted = " or ".join(variables)
+    raise MissingKeyError(
+        f"{name} needs an API key: set {wanted} in the environment or in a .env file",
+        list(variables),
+    )
+
+
+def resolve_base_url(
+    name: str,
+    settings: ModelSettings | None = None,
+    *,
+    dotenv_path: str | os.PathLike[str] | None = None,
+) -> str | None:
+    """The base URL: the model's settings, else the SDK's variable, else the SDK default.
+
+    ``openai-compatible`` has no default: it needs ``base_url`` or ``OPENAI_BASE_URL``.
+    """
+    provider, _ = parse_model_name(name)
+    settings = settings or ModelSettings()
+    if settings.base_url:
+        return settings.base_url
+    if provider == SCRIPTED:
+        return None
+    var = BASE_URL_ENV[provider]
+    value = env_value(var, dotenv_path=dotenv_path)
+    if value:
+        return value.strip()
+    if provider == "openai-compatible":
+        raise MissingKeyError(
+            f"{name} needs the URL of its server: set OPENAI_BASE_URL "
+            "(e.g. http://127.0.0.1:8000/v1) or give the model a base_url in its settings",
+            ["OPENAI_BASE_URL"],
+        )
+    return None
+
+
+def _check_settings(name: str, provider: str, settings: ModelSettings) -> None:
+    if settings.api is None or provider == "openai":
+        return
+    if provider == "openai-compatible":
+        if settings.api != "chat":
+            raise ModelConfigError(
+                f"{name}: OpenAI-compatible servers are reached through Chat Completions; "
+                "drop api or set it to 'chat'"
+            )
+        return
+    raise ModelConfigError(f"{name}: 'api' (chat or responses) applies only to OpenAI models")
+
+
+def check_keys(
+    names: Iterable[str],
+    settings: SettingsArg = None,
+    *,
+    dotenv_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """Before a run: every model name parses, has its key and (if needed) its base URL.
+
+    Collects every problem and raises one ``MissingKeyError`` listing the variables to set,
+    so a user fixes them all at once. Bad names raise ``ModelConfigError``.
+    """
+    problems: list[str] = []
+    variables: list[str] = []
+    for name in dict.fromkeys(names):
+        own = settings_for(name, settings)
+        provider, _ = parse_model_name(name)
+        _check_settings(name, provider, own)
+        for resolve in (resolve_api_key, resolve_base_url):
+            try:
+                resolve(name, own, dotenv_path=dotenv_path)
+            except MissingKeyError as exc:
+                problems.append(str(exc))
+                variables.extend(v for v in exc.variables if v not in variables)
+    if problems:
+        raise MissingKeyError("cannot start the run:\n  - " + "\n  - ".join(problems), variables)
+
+
+def make_limiter(names: Iterable[str], settings: SettingsArg = None) -> ConcurrencyLimiter:
+    """One limiter for a run: each provider's limit is the smallest ``max_concurrency``
+    among its models (the safe reading when two models of one provider disagree)."""
+    limits: dict[str, int] = {}
+    for name in names:
+        provider, _ = parse_model_name(name)
+        own = settings_for(name, settings).max_concurrency
+        limits[provider] = min(own, limits.get(provider, own))
+    return ConcurrencyLimiter(default_limit=ModelSettings().max_concurrency, limits=limits)
+
+
+# --------------------------------------------------------------------------- providers
+
+
+def _redact(text: str, secret: str | None) -> str:
+    if secret and secret != DUMMY_KEY and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "[redacted]")
+    return text
+
+
+class PricedProvider(ModelProvider):
+    """A concrete provider plus what the harness adds: cost from the price table, the
+    model's settings, and a last guard that no error message carries its key."""
+
+    def __init__(
+        self,
+        inner: ModelProvider,
+        *,
+        name: str,
+        settings: ModelSettings | None = None,
+        prices: PriceTable | None = None,
+        secret: str | None = None,
+    ) -> None:
+        self.inner = inner
+        self.name = name
+        self.settings = settings or ModelSettings()
+        self.context_window = self.settings.context_window or getattr(
+            inner, "context_window", ModelProvider.context_window
+        )
+        self._prices = prices or DEFAULT_PRICES
+        self._secret = secret
+
+    def __repr__(self) -> str:
+        return f"PricedProvider(name={self.name!r}, inner={type(self.inner).__name__})"
+
+    __str__ = __repr__
+
+    @property
+    def provider(self) -> str:
+        """The provider part of the name (``openai``, ``anthropic``…), the limiter's key."""
+        return self.name.partition("/")[0]
+
+    def generate_config(self) -> GenerateConfig:
+        return self.settings.generate_config()
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        safe: ModelError | None = None
+        try:
+            output = await self.inner.generate(messages, tools, config)
+        except ModelError as exc:
+            text = str(exc)
+            clean = _redact(text, self._secret)
+            if clean == text:
+                raise
+            safe = copy.copy(exc)
+            safe.args = (clean,)
+            if isinstance(exc, TransientModelError):
+                safe.retry_after = exc.retry_after
+        if safe is not None:
+            # Raised outside the handler so the original (with the key) is not even chained.
+            raise safe
+        cost = self._prices.cost(self.name, output.usage)
+        if cost is None and output.model:
+            cost = self._prices.cost(output.model, output.usage)
+        if cost is not None or output.cost_usd is None:
+            output.cost_usd = cost
+        return output
+
+
+ProviderFactory = Callable[..., ModelProvider]
+
+
+def _provider_class(provider: str, api: str | None) -> tuple[ProviderFactory, str]:
+    """The concrete class, imported lazily so a missing SDK only matters when used."""
+    if provider == "anthropic":
+        from econbench.agents.models.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider, "messages"
+    if provider == "google":
+        from econbench.agents.models.gemini_provider import GeminiProvider
+
+        return GeminiProvider, "gemini"
+    from econbench.agents.models import openai_provider
+
+    chosen = (api or openai_provider.DEFAULT_OPENAI_API) if provider == "openai" else "chat"
+    if chosen == "responses":
+        return openai_provider.OpenAIResponsesProvider, "responses"
+    return openai_provider.OpenAIChatProvider, "chat"
+
+
+def build_provider(
+    name: str,
+    settings: ModelSettings | None = None,
+    *,
+    client: Any = None,
+    prices: PriceTable | None = None,
+    dotenv_path: str | os.PathLike[str] | None = None,
+) -> PricedProvider:
+    """The provider for ``name`` with its key, base URL and settings, priced per call.
+
+    ``client`` (an SDK client) is passed through for tests and custom transports.
+    """
+    provider, model = parse_model_name(name)
+    settings = settings or ModelSettings()
+    full_name = f"{provider}/{model}"
+    _check_settings(full_name, provider, settings)
+    if provider == SCRIPTED:
+        from econbench.agents.models.scripted import ScriptedModel
+
+        source = _SCRIPTED_MODELS[model]
+        inner = (
+            source if isinstance(source, ModelProvider) else ScriptedModel(full_name, brain=source)
+        )
+        if settings.context_window:
+            inner.context_window = settings.context_window
+        return PricedProvider(inner, name=full_name, settings=settings, prices=prices)
+    api_key = resolve_api_key(full_name, settings, dotenv_path=dotenv_path)
+    base_url = resolve_base_url(full_name, settings, dotenv_path=dotenv_path)
+    cls, _ = _provider_class(provider, settings.api)
+    kwargs: dict[str, Any] = {
+        "api_key": api_key,
+        "base_url": base_url,
+        "name": full_name,
+        "client": client,
+    }
+    if settings.context_window:
+        kwargs["context_window"] = settings.context_window
+    inner = cls(model, **kwargs)
+    return PricedProvider(inner, name=full_name, settings=settings, prices=prices, secret=api_key)

@@ -1,0 +1,294 @@
+"""The ReAct agent: one model conversation per actor, one tool call per turn.
+
+The environment wakes the agent with an observation or hands back the result of its last
+call; the agent appends those to its conversation, asks its model for the next step and
+returns one tool call. Extra tool calls in a reply are answered with a result saying they
+were ignored (never dropped silently); a reply without a tool call means "wait". When the
+prompt grows past the compaction threshold, or the provider reports a context overflow,
+the middle of the history is replaced by a summary the same model writes.
+
+Every model call, retry and compaction is reported through ``on_event`` so the run's event
+log records it; nothing about wall-clock time goes there, so a run with the same replies
+logs the same bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from econbench.agents.compaction import apply_compaction, plan_compaction, summary_request
+from econbench.agents.models.base import (
+    ChatMessage,
+    ContextOverflowError,
+    FatalModelError,
+    GenerateConfig,
+    ModelOutput,
+    ModelProvider,
+    Usage,
+)
+from econbench.agents.models.retry import ConcurrencyLimiter, RetryEvent, call_with_retries
+from econbench.agents.policy import Feedback
+from econbench.agents.tools import ToolCall, ToolSpec
+
+EventFn = Callable[[str, dict[str, Any]], None]
+IGNORED = (
+    "Not executed: only one tool call is carried out per turn, and this reply carried "
+    "several. Call it again if you still want it."
+)
+
+
+@dataclass
+class AgentStats:
+    """What the agent spent: calls, tokens, dollars, compactions and retries."""
+
+    llm_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    compactions: int = 0
+    retries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "llm_calls": self.llm_calls,
+            "input_tokens": self.usage.input_tokens,
+            "cached_input_tokens": self.usage.cached_input_tokens,
+            "cache_write_tokens": self.usage.cache_write_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "reasoning_tokens": self.usage.reasoning_tokens,
+            "cost_usd": round(self.cost_usd, 6) if self.unpriced_calls == 0 else None,
+            "cost_usd_priced_part": round(self.cost_usd, 6),
+            "compactions": self.compactions,
+            "retries": self.retries,
+        }
+
+
+@dataclass
+class CompactionSettings:
+    threshold: float = 0.8
+    keep_first: int = 5
+    keep_last: int = 20
+
+
+class LLMAgent:
+    """Plays one actor with a model; implements the Policy protocol asynchronously."""
+
+    def __init__(
+        self,
+        provider: ModelProvider,
+        *,
+        system_prompt: str,
+        render_observation: Callable[[dict[str, Any]], str],
+        config: GenerateConfig | None = None,
+        compaction: CompactionSettings | None = None,
+        limiter: ConcurrencyLimiter | None = None,
+        max_attempts: int = 6,
+        retry_options: dict[str, Any] | None = None,
+        seed: int = 0,
+        on_event: EventFn | None = None,
+    ) -> None:
+        self.provider = provider
+        self.name = provider.name
+        self.system_prompt = system_prompt
+        self.render_observation = render_observation
+        self.config = config or GenerateConfig()
+        self.compaction = compaction or CompactionSettings()
+        self.limiter = limiter
+        self.max_attempts = max_attempts
+        self.retry_options = dict(retry_options or {})
+        self.rng = random.Random(seed)
+        self.on_event: EventFn = on_event or (lambda kind, data: None)
+        self._events_bound = on_event is not None
+        self.stats = AgentStats()
+        self.messages: list[ChatMessage] = []
+        self.tools: list[ToolSpec] = []
+        self.actor_id = ""
+        self._open_calls: list[str] = []
+        self._executed: str | None = None
+        self._last_input_tokens = 0
+        self._chars_since_call = 0
+        self._call_counter = 0
+
+    # ------------------------------------------------------------ protocol
+    def bind_events(self, on_event: EventFn) -> None:
+        """Let the environment's runner log this agent's calls, unless a sink was given."""
+        if not self._events_bound:
+            self.on_event, self._events_bound = on_event, True
+
+    def start(self, actor_id: str, role: str, tools: list[ToolSpec]) -> None:
+        self.actor_id = actor_id
+        self.tools = tools
+        self.messages = [ChatMessage("system", self.system_prompt)]
+
+    def decide(self, feedback: Feedback) -> ToolCall | None:
+        """Synchronous entry point for callers outside an event loop."""
+        return asyncio.run(self.adecide(feedback))
+
+    async def adecide(self, feedback: Feedback) -> ToolCall | None:
+        self._take_feedback(feedback)
+        output = await self._generate_with_recovery()
+        message = output.as_message()
+        calls = [self._with_id(call) for call in output.tool_calls]
+        message.tool_calls = calls
+        self._append(message)
+        self._open_calls = [c.call_id or "" for c in calls]
+        self._executed = calls[0].call_id if calls else None
+        self.on_event(
+            "model_call",
+            {
+                "firm": self.actor_id,
+                "model": output.model or self.name,
+                "text": output.text,
+                "reasoning": output.reasoning,
+                "tool_calls": [
+                    {"name": c.name, "arguments": c.arguments, "call_id": c.call_id} for c in calls
+                ],
+                "ignored_calls": len(calls) - 1 if calls else 0,
+                "stop_reason": output.stop_reason,
+                "usage": output.usage.to_dict(),
+                "cost_usd": output.cost_usd,
+            },
+        )
+        return calls[0] if calls else None
+
+    # ------------------------------------------------------------ conversation
+    def _append(self, message: ChatMessage) -> None:
+        self.messages.append(message)
+        self._chars_since_call += len(message.content) + sum(
+            len(json.dumps(c.arguments)) for c in message.tool_calls
+        )
+
+    def _take_feedback(self, feedback: Feedback) -> None:
+        """Answer every open tool call, then add the observation (if woken)."""
+        for call_id in self._open_calls:
+            if call_id == self._executed:
+                result = feedback.result
+                if result is None:
+                    result = {"status": "error", "error": "the call was not carried out"}
+                content = json.dumps(result, separators=(",", ":"))
+            else:
+                content = json.dumps({"status": "error", "error": IGNORED})
+            name = (
+                next((c.name for c in self.messages[-1].tool_calls if c.call_id == call_id), None)
+                if self.messages and self.messages[-1].role == "assistant"
+                else None
+            )
+            self._append(ChatMessage("tool", content, tool_call_id=call_id, name=name))
+        self._open_calls, self._executed = [], None
+        if feedback.observation is not None:
+            text = self.render_observation(feedback.observation)
+            if feedback.notes:
+                text += "\n" + "\n".join(feedback.notes)
+            self._append(ChatMessage("user", text))
+        elif feedback.notes:
+            self._append(ChatMessage("user", "\n".join(feedback.notes)))
+        if self.messages[-1].role == "assistant":
+            # A reply without a tool call, then no observation: nudge rather than send an
+            # assistant-final conversation, which some APIs reject.
+            self._append(ChatMessage("user", "Continue."))
+
+    def _with_id(self, call: ToolCall) -> ToolCall:
+        self._call_counter += 1
+        if call.call_id:
+            return call
+        return ToolCall(call.name, call.arguments, f"call_{self.actor_id}_{self._call_counter}")
+
+    # ------------------------------------------------------------ model calls
+    def _estimated_prompt_tokens(self) -> int:
+        return self._last_input_tokens + self._chars_since_call // 4
+
+    async def _generate_with_recovery(self) -> ModelOutput:
+        limit = self.compaction.threshold * self.provider.context_window
+        if self._estimated_prompt_tokens() >= limit:
+            await self._compact(forced=False)
+        try:
+            return await self._generate(self.messages, self.tools, self.config)
+        except ContextOverflowError:
+            if not await self._compact(forced=True):
+                raise FatalModelError(
+                    f"{self.name}: the prompt overflows the context window and there is "
+                    "nothing left to compact"
+                ) from None
+            try:
+                return await self._generate(self.messages, self.tools, self.config)
+            except ContextOverflowError as exc:
+                raise FatalModelError(
+                    f"{self.name}: the prompt still overflows after compaction: {exc}"
+                ) from None
+
+    async def _generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        async def once() -> ModelOutput:
+            if self.limiter is None:
+                return await self.provider.generate(messages, tools, config)
+            async with self.limiter.slot(self.provider.name):
+                return await self.provider.generate(messages, tools, config)
+
+        def on_retry(event: RetryEvent) -> None:
+            self.stats.retries += 1
+            self.on_event(
+                "model_retry",
+                {
+                    "firm": self.actor_id,
+                    "model": self.name,
+                    "attempt": event.attempt,
+                    "delay_s": round(event.delay_s, 3),
+                    "reason": event.reason,
+                    "error_type": event.error_type,
+                },
+            )
+
+        output = await call_with_retries(
+            once,
+            max_attempts=self.max_attempts,
+            rng=self.rng,
+            on_retry=on_retry,
+            **self.retry_options,
+        )
+        self.stats.llm_calls += 1
+        self.stats.usage = self.stats.usage + output.usage
+        if output.cost_usd is None:
+            self.stats.unpriced_calls += 1
+        else:
+            self.stats.cost_usd += output.cost_usd
+        if messages is self.messages:
+            self._last_input_tokens = output.usage.input_tokens
+            self._chars_since_call = 0
+        return output
+
+    async def _compact(self, forced: bool) -> bool:
+        plan = plan_compaction(self.messages, self.compaction.keep_first, self.compaction.keep_last)
+        if plan is None:
+            return False
+        before = len(self.messages)
+        summary_config = GenerateConfig(
+            temperature=self.config.temperature,
+            max_tokens=min(self.config.max_tokens or 4096, 4096),
+            timeout_s=self.config.timeout_s,
+        )
+        output = await self._generate(summary_request(self.messages, plan), [], summary_config)
+        self.messages = apply_compaction(self.messages, plan, output.text)
+        self._last_input_tokens = 0
+        self._chars_since_call = sum(len(m.content) for m in self.messages)
+        self.stats.compactions += 1
+        self.on_event(
+            "compaction",
+            {
+                "firm": self.actor_id,
+                "model": self.name,
+                "forced": forced,
+                "messages_before": before,
+                "messages_after": len(self.messages),
+                "summarised_messages": plan.summarised,
+                "summary": output.text,
+                "usage": output.usage.to_dict(),
+                "cost_usd": output.cost_usd,
+            },
+        )
+        return True
