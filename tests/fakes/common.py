@@ -259,11 +259,19 @@ class FakeServer:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    """Length of the shared prefix, by bisection on slice comparisons (C speed).
+
+    A character loop costs ~18 ms per 100 kB prompt and runs against every earlier
+    prompt, which made long runs through the fakes quadratic in Python time.
+    """
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def arguments_text(arguments: Any) -> str:

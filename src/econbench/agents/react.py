@@ -131,11 +131,22 @@ class LLMAgent:
 
     async def adecide(self, feedback: Feedback) -> ToolCall | None:
         self._take_feedback(feedback)
+        output = await self.advance()
+        return output.tool_calls[0] if output.tool_calls else None
+
+    async def advance(self, new_messages: list[ChatMessage] | None = None) -> ModelOutput:
+        """Append ``new_messages``, ask the model, append and log its reply.
+
+        The reply's tool calls get ids (when the provider gave none); the caller must answer
+        every one of them with a tool message before the next call.
+        """
+        for message in new_messages or []:
+            self._append(message)
         output = await self._generate_with_recovery()
+        output.tool_calls = [self._with_id(call) for call in output.tool_calls]
         message = output.as_message()
-        calls = [self._with_id(call) for call in output.tool_calls]
-        message.tool_calls = calls
         self._append(message)
+        calls = output.tool_calls
         self._open_calls = [c.call_id or "" for c in calls]
         self._executed = calls[0].call_id if calls else None
         self.on_event(
@@ -146,7 +157,8 @@ class LLMAgent:
                 "text": output.text,
                 "reasoning": output.reasoning,
                 "tool_calls": [
-                    {"name": c.name, "arguments": c.arguments, "call_id": c.call_id} for c in calls
+                    {"name": c.name, "arguments": c.arguments, "call_id": c.call_id}
+                    for c in calls
                 ],
                 "ignored_calls": len(calls) - 1 if calls else 0,
                 "stop_reason": output.stop_reason,
@@ -154,7 +166,7 @@ class LLMAgent:
                 "cost_usd": output.cost_usd,
             },
         )
-        return calls[0] if calls else None
+        return output
 
     # ------------------------------------------------------------ conversation
     def _append(self, message: ChatMessage) -> None:

@@ -189,7 +189,10 @@ def _coerce_ints_to_floats(spec: ToolSpec, arguments: dict[str, Any]) -> dict[st
         if info is None or isinstance(value, bool) or not isinstance(value, int):
             continue
         if _accepts_float(info.annotation):
-            out[key] = float(value)
+            try:
+                out[key] = float(value)
+            except OverflowError:
+                raise ToolError(f"{spec.name}: {key} must be a finite number") from None
     return out
 
 

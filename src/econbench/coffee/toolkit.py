@@ -31,9 +31,9 @@ class FirmTools(Toolkit):
     def me(self) -> Any:
         return self.world.firm(self.firm_id)
 
-    def _item(self, item_id: str, allowed: tuple[str, ...] = ITEMS) -> str:
+    def _item(self, item_id: str, allowed: tuple[str, ...] = ITEMS, name: str = "item_id") -> str:
         if item_id not in allowed:
-            raise ToolError(f"unknown item_id '{item_id}'; use one of: {', '.join(allowed)}")
+            raise ToolError(f"unknown {name} '{item_id}'; use one of: {', '.join(allowed)}")
         return item_id
 
     @staticmethod
@@ -608,6 +608,8 @@ class FirmTools(Toolkit):
         if world.day - inv.issue_day > window:
             raise ToolError(f"the {window}-day return window for {invoice_id} has closed")
         qty = self._qty(quantity_kg, "quantity_kg")
+        if len(reason) > world.econ.max_body_chars:
+            raise ToolError(f"reason is longer than {world.econ.max_body_chars} characters")
         deal: Deal = world.state.deals[inv.deal_id]
         returnable = deal.qty - deal.returned_qty
         if qty > returnable:
@@ -840,7 +842,7 @@ class RoasterTools(FirmTools):
             qty_kg: Whole kg of green to roast, within today's remaining roasting capacity.
         """
         world, me, econ = self.world, self.me, self.world.econ
-        item = self._item(green_item_id, GREEN_ITEMS)
+        item = self._item(green_item_id, GREEN_ITEMS, name="green_item_id")
         qty = self._qty(qty_kg, "qty_kg")
         left = econ.roast_daily_cap_kg - me.roasted_today_kg
         if qty > left:

@@ -274,6 +274,13 @@ class World:
         wip = sum(b.value for b in self.state.batches.values() if b.firm == firm_id)
         ar = sum(i.outstanding for i in self.receivables(firm_id))
         ap = sum(i.outstanding for i in self.payables(firm_id))
+        if firm.bankrupt:
+            # Its creditors wrote these off; the debts are uncollectible, not forgiven.
+            ap += sum(
+                i.outstanding
+                for i in self.state.invoices.values()
+                if i.payer == firm_id and i.status == "bad_debt"
+            )
         equity = firm.cash + ar + on_hand + in_transit + wip - ap
         return {
             "cash": firm.cash,

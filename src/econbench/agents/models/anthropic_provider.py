@@ -1,0 +1,433 @@
+"""Anthropic Messages API provider (official ``anthropic`` SDK, API version 2026-10-21).
+
+Why it looks the way it does:
+
+- **Prompt caching.** A long agent conversation re-sends the same prefix on every step, so
+  two cache breakpoints are set: one on the system prompt (tools + system) and one on the
+  last content block of the latest turn. The API looks back up to 20 blocks from a
+  breakpoint for an earlier cache entry, so each step reads the previous step's prefix
+  from the cache and writes only the new tail.
+- **Tool turns.** Consecutive tool results are folded into one user message of
+  ``tool_result`` blocks (they must come first in that message, text after); assistant
+  tool calls become ``tool_use`` blocks. Every ``tool_use`` gets a ``tool_result`` (a
+  missing one is filled in and logged) because the API rejects a dangling call.
+- **Thinking.** Thinking blocks, with their signatures, are kept in ``provider_data`` and
+  the assistant turn is replayed exactly as received, as the API requires.
+- **Sampling parameters.** API version 2026-10-21 (the SDK's default) rejects
+  ``temperature`` / ``top_p`` / ``top_k`` with a 400, and the SDK no longer has them, so
+  ``GenerateConfig.temperature`` is *not sent* (a warning is logged once). A server that
+  still accepts it (an Anthropic-compatible proxy) can get it via ``config.extra``.
+- **No retries here.** The client has ``max_retries=0``; SDK errors are mapped onto
+  ``TransientModelError`` / ``ContextOverflowError`` / ``FatalModelError`` and the retry
+  layer above decides what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import re
+import time
+from typing import Any
+
+import anthropic
+
+from econbench.agents.models.base import (
+    ChatMessage,
+    ContextOverflowError,
+    FatalModelError,
+    GenerateConfig,
+    ModelOutput,
+    ModelProvider,
+    TransientModelError,
+    Usage,
+)
+from econbench.agents.tools import ToolCall, ToolSpec
+
+log = logging.getLogger(__name__)
+
+#: ``max_tokens`` is mandatory in the Messages API; this is sent when the config has none.
+DEFAULT_MAX_TOKENS = 4096
+#: The API's lower bound for a manual thinking budget.
+MIN_THINKING_BUDGET = 1024
+#: ``output_config.effort`` values the API accepts; "minimal" maps to "low".
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+_EFFORT_ALIASES = {"minimal": "low"}
+
+_CACHE = {"type": "ephemeral"}
+_ID_OK = re.compile(r"[^a-zA-Z0-9_-]")
+_MISSING_RESULT = "No result was recorded for this tool call."
+_TRANSIENT_STATUS = {408, 409, 429, 499, 529}
+
+
+class AnthropicProvider(ModelProvider):
+    """Claude through the Messages API, with prompt caching and extended thinking."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        name: str | None = None,
+        context_window: int = 200_000,
+        client: anthropic.AsyncAnthropic | None = None,
+    ) -> None:
+        self.model = model
+        self.name = name or f"anthropic/{model}"
+        self.context_window = context_window
+        self._client_args: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": base_url,  # None lets the SDK read ANTHROPIC_BASE_URL, as it documents
+            "max_retries": 0,
+        }
+        self._owns_client = client is None
+        self.client = client or anthropic.AsyncAnthropic(**self._client_args)
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._api_key = api_key or getattr(self.client, "api_key", None)
+        self._warned_temperature = False
+
+    def _loop_client(self) -> anthropic.AsyncAnthropic:
+        """The client for the running event loop.
+
+        An async HTTP connection pool belongs to the loop that opened it; a provider used
+        from a second ``asyncio.run`` would otherwise fail every call with a connection
+        error. A client passed in by the caller is used as is.
+        """
+        loop = asyncio.get_running_loop()
+        if self._owns_client and self._client_loop is not None and self._client_loop is not loop:
+            self.client = anthropic.AsyncAnthropic(**self._client_args)
+        self._client_loop = loop
+        return self.client
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (call from the loop that used the provider)."""
+        await self.client.close()
+
+    # ------------------------------------------------------------------ call
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        """One Messages API call; SDK errors come out as our three error classes."""
+        request = self.build_request(messages, tools, config)
+        try:
+            client = self._loop_client()
+            response = await client.messages.create(**request, timeout=config.timeout_s)
+        except anthropic.AnthropicError as exc:
+            raise self._map_error(exc) from None
+        except TypeError as exc:  # the SDK's "could not resolve authentication method"
+            if "authentication" in str(exc).lower():
+                raise FatalModelError(f"{self.name}: no Anthropic API key: {exc}") from None
+            raise
+        return self.parse_response(response)
+
+    # --------------------------------------------------------------- request
+    def build_request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` (everything but the timeout)."""
+        system_text, turns = _convert_messages(messages)
+        request: dict[str, Any] = {"model": self.model, "messages": turns}
+        if system_text:
+            request["system"] = [{"type": "text", "text": system_text, "cache_control": _CACHE}]
+        _mark_last_block(turns)
+        if tools:
+            request["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in tools
+            ]
+        max_tokens = config.max_tokens
+        if config.thinking_budget is not None:
+            budget = int(config.thinking_budget)
+            if budget < MIN_THINKING_BUDGET:
+                raise FatalModelError(
+                    f"{self.name}: thinking_budget={budget} is below Anthropic's minimum "
+                    f"of {MIN_THINKING_BUDGET} tokens"
+                )
+            if max_tokens is None:
+                max_tokens = budget + DEFAULT_MAX_TOKENS
+            elif max_tokens <= budget:
+                raise FatalModelError(
+                    f"{self.name}: max_tokens={max_tokens} must exceed thinking_budget={budget} "
+                    "(thinking tokens count towards max_tokens)"
+                )
+            request["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        request["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+        if config.reasoning_effort is not None:
+            request["output_config"] = {"effort": self._effort(config.reasoning_effort)}
+        if config.temperature is not None and not self._warned_temperature:
+            self._warned_temperature = True
+            log.warning(
+                "%s: temperature=%s is not sent: the Anthropic API (2026-10-21) rejects "
+                "sampling parameters; put it in `extra` for a server that accepts it",
+                self.name,
+                config.temperature,
+            )
+        if config.extra:
+            request["extra_body"] = dict(config.extra)
+        return request
+
+    def _effort(self, effort: str) -> str:
+        value = _EFFORT_ALIASES.get(effort.lower(), effort.lower())
+        if value not in EFFORT_LEVELS:
+            raise FatalModelError(
+                f"{self.name}: reasoning_effort={effort!r} is not one of {', '.join(EFFORT_LEVELS)}"
+            )
+        return value
+
+    # -------------------------------------------------------------- response
+    def parse_response(self, response: Any) -> ModelOutput:
+        """Normalise a ``Message``: text, tool calls, thinking, usage, replay data."""
+        texts: list[str] = []
+        thoughts: list[str] = []
+        calls: list[ToolCall] = []
+        raw_blocks: list[dict[str, Any]] = []
+        for block in response.content or []:
+            kind = getattr(block, "type", None)
+            if kind == "text":
+                texts.append(block.text)
+                raw_blocks.append({"type": "text", "text": block.text})
+            elif kind == "thinking":
+                thoughts.append(block.thinking)
+                raw_blocks.append(
+                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                )
+            elif kind == "redacted_thinking":
+                raw_blocks.append({"type": "redacted_thinking", "data": block.data})
+            elif kind == "tool_use":
+                raw_input = block.input
+                arguments: Any = raw_input if isinstance(raw_input, dict) else _raw(raw_input)
+                calls.append(ToolCall(block.name, arguments, block.id))
+                raw_blocks.append(
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": raw_input}
+                )
+            else:
+                log.warning("%s: ignoring unexpected content block %r", self.name, kind)
+        usage = response.usage
+        read = int(getattr(usage, "cache_read_input_tokens", None) or 0)
+        write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+        details = getattr(usage, "output_tokens_details", None)
+        thinking_tokens = int(getattr(details, "thinking_tokens", 0) or 0) if details else 0
+        return ModelOutput(
+            model=self.model,
+            text="".join(texts),
+            tool_calls=calls,
+            reasoning="\n\n".join(t for t in thoughts if t) or None,
+            usage=Usage(
+                input_tokens=int(usage.input_tokens or 0) + read + write,
+                cached_input_tokens=read,
+                cache_write_tokens=write,
+                output_tokens=int(usage.output_tokens or 0),
+                reasoning_tokens=thinking_tokens,
+            ),
+            stop_reason=response.stop_reason,
+            provider_data={"anthropic": {"content": raw_blocks}},
+        )
+
+    # ---------------------------------------------------------------- errors
+    def _map_error(self, exc: anthropic.AnthropicError) -> Exception:
+        """Classify an SDK exception; the message never contains the API key."""
+        if isinstance(exc, anthropic.APITimeoutError):
+            return TransientModelError(self._clean(f"{self.name}: request timed out"))
+        if isinstance(exc, anthropic.APIConnectionError):
+            return TransientModelError(self._clean(f"{self.name}: connection error: {exc}"))
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            kind = getattr(exc, "type", None) or "error"
+            detail = getattr(exc, "api_message", None) or _short(exc.body)
+            message = self._clean(f"{self.name}: HTTP {status} {kind}: {detail}")
+            if _is_context_overflow(status, detail, getattr(exc, "error_code", None)):
+                return ContextOverflowError(message)
+            if status in _TRANSIENT_STATUS or status >= 500:
+                return TransientModelError(message, retry_after=_retry_after(exc.response))
+            return FatalModelError(message)
+        return FatalModelError(self._clean(f"{self.name}: {type(exc).__name__}: {exc}"))
+
+    def _clean(self, message: str) -> str:
+        if self._api_key:
+            message = message.replace(self._api_key, "[redacted]")
+        return message
+
+
+# ---------------------------------------------------------------- conversion
+def _convert_messages(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+    """Our messages as (system text, Messages-API turns), merged so roles alternate."""
+    system_parts: list[str] = []
+    index = 0
+    while index < len(messages) and messages[index].role == "system":
+        if messages[index].content:
+            system_parts.append(messages[index].content)
+        index += 1
+    turns: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []  # unanswered tool calls of the last assistant turn
+    text_ids: set[str] = set()  # calls rendered as text (non-object arguments)
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            prev = turns[-1]["content"]
+            if role == "user":
+                results = [b for b in prev + blocks if b["type"] == "tool_result"]
+                others = [b for b in prev + blocks if b["type"] != "tool_result"]
+                turns[-1]["content"] = results + others
+            else:
+                prev.extend(blocks)
+        else:
+            turns.append({"role": role, "content": list(blocks)})
+
+    def close_pending() -> None:
+        if pending:
+            log.warning("tool calls without a result: %s", [p["name"] for p in pending])
+            add(
+                "user",
+                [
+                    {"type": "tool_result", "tool_use_id": p["id"], "content": _MISSING_RESULT}
+                    for p in pending
+                ],
+            )
+            pending.clear()
+
+    for position, msg in enumerate(messages[index:], start=index):
+        if msg.role == "tool":
+            call = _take_call(pending, msg)
+            if call is None:
+                label = msg.name or "tool"
+                add("user", [_text(f"[result of {label}] {msg.content}")])
+            elif call["id"] in text_ids:
+                add("user", [_text(f"[result of {call['name']}] {msg.content}")])
+            else:
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call["id"]}
+                if msg.content:
+                    block["content"] = msg.content
+                add("user", [block])
+            continue
+        close_pending()
+        if msg.role == "assistant":
+            blocks, calls = _assistant_blocks(msg, position, text_ids)
+            add("assistant", blocks)
+            pending.extend(calls)
+        else:  # user, or a system message after the first turn
+            add("user", [_text(msg.content or "(empty message)")])
+    close_pending()
+    return "\n\n".join(system_parts), turns
+
+
+def _assistant_blocks(
+    msg: ChatMessage, position: int, text_ids: set[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """An assistant turn: replayed verbatim when it is ours, rebuilt otherwise."""
+    ids = [_tool_id(c.call_id, position, j) for j, c in enumerate(msg.tool_calls)]
+    calls = [{"id": i, "name": c.name} for i, c in zip(ids, msg.tool_calls, strict=True)]
+    raw = ((msg.provider_data or {}).get("anthropic") or {}).get("content")
+    if raw and _consistent(raw, msg) and all(isinstance(c.arguments, dict) for c in msg.tool_calls):
+        blocks = [dict(b) for b in raw if b.get("type") != "text" or b.get("text")]
+        for block, call_id in zip((b for b in blocks if b["type"] == "tool_use"), ids, strict=True):
+            block["id"] = call_id
+        return _drop_if_silent(blocks), calls
+    blocks = [
+        dict(b)
+        for b in raw or []
+        if b.get("type") in ("thinking", "redacted_thinking")  # thinking first, unmodified
+    ]
+    text = msg.content
+    for call, call_id in zip(msg.tool_calls, ids, strict=True):
+        if not isinstance(call.arguments, dict):
+            text_ids.add(call_id)
+            text += f"\n[called {call.name} with unparseable arguments: {_raw(call.arguments)}]"
+    if text.strip():
+        blocks.append(_text(text.strip()))
+    for call, call_id in zip(msg.tool_calls, ids, strict=True):
+        if isinstance(call.arguments, dict):
+            blocks.append(
+                {"type": "tool_use", "id": call_id, "name": call.name, "input": call.arguments}
+            )
+    return _drop_if_silent(blocks), calls
+
+
+def _drop_if_silent(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A turn with neither text nor a tool call (an empty reply) is left out entirely."""
+    if any(b["type"] in ("text", "tool_use") for b in blocks):
+        return blocks
+    return []
+
+
+def _consistent(raw: list[dict[str, Any]], msg: ChatMessage) -> bool:
+    """Does the stored turn still say what the message says (text and calls)?"""
+    text = "".join(b.get("text", "") for b in raw if b.get("type") == "text")
+    uses = [(b.get("name"), b.get("input")) for b in raw if b.get("type") == "tool_use"]
+    return text == msg.content and uses == [(c.name, c.arguments) for c in msg.tool_calls]
+
+
+def _take_call(pending: list[dict[str, Any]], msg: ChatMessage) -> dict[str, Any] | None:
+    """The call a tool result answers: by id, else by name, else the oldest one."""
+    if not pending:
+        return None
+    for match in (
+        lambda p: msg.tool_call_id is not None and p["id"] == _ID_OK.sub("_", msg.tool_call_id),
+        lambda p: msg.name is not None and p["name"] == msg.name,
+        lambda p: True,
+    ):
+        for i, call in enumerate(pending):
+            if match(call):
+                return pending.pop(i)
+    return None
+
+
+def _tool_id(call_id: str | None, position: int, index: int) -> str:
+    if not call_id:
+        return f"toolu_eb_{position}_{index}"
+    return _ID_OK.sub("_", call_id)
+
+
+def _mark_last_block(turns: list[dict[str, Any]]) -> None:
+    """The second cache breakpoint: the last content block of the latest turn."""
+    for turn in reversed(turns):
+        for block in reversed(turn["content"]):
+            if block.get("type") in ("text", "tool_result", "tool_use"):
+                block["cache_control"] = _CACHE
+                return
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _raw(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _short(body: Any, limit: int = 500) -> str:
+    text = body if isinstance(body, str) else json.dumps(body, default=str)
+    return text[:limit]
+
+
+def _is_context_overflow(status: int, detail: str, code: str | None) -> bool:
+    """413 (request too large) or a 400 that says the prompt does not fit the window."""
+    lowered = f"{detail} {code or ''}".lower()
+    if status == 413:
+        return True
+    return status == 400 and any(
+        marker in lowered
+        for marker in ("prompt is too long", "prompt_too_long", "context window", "context length")
+    )
+
+
+def _retry_after(response: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            when = email.utils.parsedate_tz(value)
+            if when is not None:
+                return max(0.0, email.utils.mktime_tz(when) - time.time())
+    return None

@@ -1,0 +1,644 @@
+"""Gemini provider (official ``google-genai`` SDK, async API, Gemini Developer API).
+
+Why it looks the way it does:
+
+- **Function calling.** Tools become ``function_declarations`` whose ``parameters`` are
+  our JSON schemas converted to Gemini's OpenAPI-style schema subset (``$ref`` inlined,
+  ``anyOf [X, null]`` → ``X`` + ``nullable``, ``additionalProperties`` / ``default`` /
+  exclusive bounds dropped, a dropped constraint restated in the description so the model
+  still reads it). Tool results go back as ``function_response`` parts matched to their
+  calls by id, else by name and order; Gemini's own call ids are kept and sent back, ids
+  we had to invent are not.
+- **Thinking.** ``thinking_budget`` → ``thinking_config.thinking_budget``,
+  ``reasoning_effort`` → ``thinking_config.thinking_level``; thought summaries are always
+  requested. A model turn is replayed part by part as received, so every thought
+  signature goes back where Gemini put it (Gemini 3 rejects a function call turn without
+  its signature).
+- **A malformed function call** (finish reason ``MALFORMED_FUNCTION_CALL``) becomes a
+  ``ToolCall`` whose arguments are the raw text Gemini reports, so the toolkit answers
+  the model with an error instead of the turn silently counting as a wait.
+- **No retries here.** The SDK's retry options are set to a single attempt; SDK and
+  transport errors are mapped onto our three error classes for the retry layer above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import email.utils
+import json
+import logging
+import re
+import time
+from typing import Any
+
+import httpx2
+import pydantic
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from econbench.agents.models.base import (
+    ChatMessage,
+    ContextOverflowError,
+    FatalModelError,
+    GenerateConfig,
+    ModelOutput,
+    ModelProvider,
+    TransientModelError,
+    Usage,
+)
+from econbench.agents.tools import ToolCall, ToolSpec
+
+log = logging.getLogger(__name__)
+
+#: reasoning_effort → Gemini thinking level ("none" turns thinking off via a zero budget).
+THINKING_LEVELS = {
+    "minimal": "MINIMAL",
+    "low": "LOW",
+    "medium": "MEDIUM",
+    "high": "HIGH",
+    "xhigh": "XHIGH",
+    "max": "XHIGH",
+}
+_MISSING_RESULT = "No result was recorded for this tool call."
+_TRANSIENT_STATUS = {408, 409, 429, 499}
+_RETRY_DELAY = re.compile(r"^\s*([0-9.]+)s\s*$")
+_MALFORMED_NAME = re.compile(r"default_api\.([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: Gemini schema formats per type; other formats are restated in the description.
+_FORMATS = {
+    "STRING": {"enum", "date-time"},
+    "NUMBER": {"float", "double"},
+    "INTEGER": {"int32", "int64"},
+}
+
+
+class GeminiProvider(ModelProvider):
+    """Gemini through ``client.aio.models.generate_content``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        name: str | None = None,
+        context_window: int = 1_000_000,
+        client: genai.Client | None = None,
+        api_version: str | None = None,
+    ) -> None:
+        self.model = model
+        self.name = name or f"google/{model}"
+        self.context_window = context_window
+        options: dict[str, Any] = {"retry_options": {"attempts": 1}}
+        if base_url:
+            options["base_url"] = base_url
+        if api_version:
+            options["api_version"] = api_version
+        self._client_args: dict[str, Any] = {"api_key": api_key, "http_options": options}
+        self._owns_client = client is None
+        try:
+            self.client = client or genai.Client(**self._client_args)
+        except ValueError as exc:  # e.g. "No API key was provided"
+            raise FatalModelError(f"{self.name}: {exc}") from None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._api_key = api_key or getattr(
+            getattr(self.client, "_api_client", None), "api_key", None
+        )
+        self._seq = 0
+        self._warned_both = False
+        self._declarations: dict[tuple[str, str, str], types.FunctionDeclaration] = {}
+
+    async def aclose(self) -> None:
+        """Close the async HTTP connection pool (from the loop that used the provider)."""
+        await self.client.aio.aclose()
+
+    def _loop_client(self) -> genai.Client:
+        """The client for the running event loop (a connection pool belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._owns_client and self._client_loop is not None and self._client_loop is not loop:
+            self.client = genai.Client(**self._client_args)
+        self._client_loop = loop
+        return self.client
+
+    # ------------------------------------------------------------------ call
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        """One generateContent call; errors come out as our three error classes."""
+        contents, gen_config = self.build_request(messages, tools, config)
+        try:
+            client = self._loop_client()
+            response = await client.aio.models.generate_content(
+                model=self.model, contents=contents, config=gen_config
+            )
+        except genai_errors.APIError as exc:
+            raise self._map_api_error(exc) from None
+        except genai_errors.UnknownApiResponseError as exc:
+            raise TransientModelError(
+                self._clean(f"{self.name}: unreadable reply: {exc}")
+            ) from None
+        except httpx2.TimeoutException:
+            raise TransientModelError(f"{self.name}: request timed out") from None
+        except (httpx2.NetworkError, httpx2.RemoteProtocolError, httpx2.ProxyError) as exc:
+            message = self._clean(f"{self.name}: connection error: {type(exc).__name__}: {exc}")
+            raise TransientModelError(message) from None
+        except httpx2.HTTPError as exc:
+            raise FatalModelError(self._clean(f"{self.name}: HTTP error: {exc}")) from None
+        except pydantic.ValidationError as exc:  # a reply that is not a Gemini response
+            message = self._clean(f"{self.name}: unexpected response shape: {exc}")
+            raise FatalModelError(message[:2000]) from None
+        return self.parse_response(response)
+
+    # --------------------------------------------------------------- request
+    def build_request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> tuple[list[types.Content], types.GenerateContentConfig]:
+        """The ``contents`` and ``config`` of one ``generate_content`` call."""
+        system_text, contents = _convert_messages(messages)
+        settings: dict[str, Any] = {
+            "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
+            "thinking_config": self._thinking(config),
+            "http_options": types.HttpOptions(
+                timeout=max(1, int(config.timeout_s * 1000)),
+                retry_options=types.HttpRetryOptions(attempts=1),
+                extra_body=dict(config.extra) if config.extra else None,
+            ),
+        }
+        if system_text:
+            settings["system_instruction"] = system_text
+        if tools:
+            settings["tools"] = [
+                types.Tool(function_declarations=[self._declaration(t) for t in tools])
+            ]
+        if config.temperature is not None:
+            settings["temperature"] = config.temperature
+        if config.max_tokens is not None:
+            settings["max_output_tokens"] = config.max_tokens
+        return contents, types.GenerateContentConfig(**settings)
+
+    def _declaration(self, spec: ToolSpec) -> types.FunctionDeclaration:
+        """Converted once per tool: the agent sends the same tools on every step."""
+        key = (spec.name, spec.description, json.dumps(spec.parameters, sort_keys=True))
+        declaration = self._declarations.get(key)
+        if declaration is None:
+            declaration = self._declarations[key] = function_declaration(spec)
+        return declaration
+
+    def _thinking(self, config: GenerateConfig) -> types.ThinkingConfig:
+        if config.thinking_budget is not None:
+            if config.reasoning_effort is not None and not self._warned_both:
+                self._warned_both = True
+                log.warning(
+                    "%s: both thinking_budget and reasoning_effort are set; Gemini takes one, "
+                    "sending thinking_budget=%s",
+                    self.name,
+                    config.thinking_budget,
+                )
+            return types.ThinkingConfig(
+                include_thoughts=True, thinking_budget=int(config.thinking_budget)
+            )
+        if config.reasoning_effort is not None:
+            effort = config.reasoning_effort.lower()
+            if effort == "none":
+                return types.ThinkingConfig(thinking_budget=0)
+            level = THINKING_LEVELS.get(effort)
+            if level is None:
+                raise FatalModelError(
+                    f"{self.name}: reasoning_effort={config.reasoning_effort!r} is not one of "
+                    f"none, {', '.join(THINKING_LEVELS)}"
+                )
+            return types.ThinkingConfig(include_thoughts=True, thinking_level=level)
+        return types.ThinkingConfig(include_thoughts=True)
+
+    # -------------------------------------------------------------- response
+    def parse_response(self, response: types.GenerateContentResponse) -> ModelOutput:
+        """Normalise a response: text, function calls, thought summaries, usage."""
+        self._seq += 1
+        candidate = (response.candidates or [None])[0]
+        parts = list(candidate.content.parts or []) if candidate and candidate.content else []
+        texts: list[str] = []
+        thoughts: list[str] = []
+        calls: list[ToolCall] = []
+        raw_parts: list[dict[str, Any]] = []
+        synthetic: list[str] = []
+        for part in parts:
+            raw: dict[str, Any] = {}
+            if part.thought_signature:
+                raw["thought_signature"] = base64.b64encode(part.thought_signature).decode()
+            if part.function_call is not None:
+                fc = part.function_call
+                call_id = fc.id
+                if not call_id:
+                    call_id = f"gemini-{self._seq}-{len(calls)}"
+                    synthetic.append(call_id)
+                args = dict(fc.args or {})
+                calls.append(ToolCall(fc.name or "", args, call_id))
+                raw["function_call"] = {"id": fc.id, "name": fc.name, "args": args}
+            elif part.text is not None:
+                (thoughts if part.thought else texts).append(part.text)
+                raw["text"] = part.text
+                if part.thought:
+                    raw["thought"] = True
+            elif not raw:
+                continue  # a part kind an agent never gets (inline data, code results, ...)
+            raw_parts.append(raw)
+        finish = _enum_name(candidate.finish_reason) if candidate else None
+        if finish == "MALFORMED_FUNCTION_CALL" and not calls:
+            calls.append(self._malformed_call(candidate.finish_message or ""))
+        if candidate is None and response.prompt_feedback is not None:
+            finish = _enum_name(response.prompt_feedback.block_reason) or "blocked"
+        meta = response.usage_metadata
+        prompt = int(getattr(meta, "prompt_token_count", None) or 0)
+        tool_prompt = int(getattr(meta, "tool_use_prompt_token_count", None) or 0)
+        cached = int(getattr(meta, "cached_content_token_count", None) or 0)
+        answer = int(getattr(meta, "candidates_token_count", None) or 0)
+        thinking = int(getattr(meta, "thoughts_token_count", None) or 0)
+        data: dict[str, Any] = {"parts": raw_parts, "call_ids": [c.call_id for c in calls]}
+        if synthetic:
+            data["synthetic_ids"] = synthetic
+        if response.response_id:
+            data["response_id"] = response.response_id
+        return ModelOutput(
+            model=self.model,
+            text="".join(texts),
+            tool_calls=calls,
+            reasoning="\n\n".join(t for t in thoughts if t) or None,
+            usage=Usage(
+                input_tokens=prompt + tool_prompt,
+                cached_input_tokens=cached,
+                output_tokens=answer + thinking,
+                reasoning_tokens=thinking,
+            ),
+            stop_reason=finish.lower() if finish else None,
+            provider_data={"gemini": data},
+        )
+
+    def _malformed_call(self, message: str) -> ToolCall:
+        """Gemini could not parse the model's call: hand what it said to the toolkit.
+
+        The name is read from Gemini's ``finishMessage`` when the SDK passes it on (the
+        Developer API converter drops it); otherwise the call is named
+        ``malformed_function_call`` and the toolkit answers with an unknown-tool error.
+        """
+        raw = message.split(":", 1)[1].strip() if message.startswith("Malformed") else message
+        names = [a or b for a, b in _MALFORMED_NAME.findall(raw) if (a or b) != "print"]
+        name = names[0] if names else "malformed_function_call"
+        if not raw:  # google-genai drops finishMessage on the Developer API
+            raw = (
+                "Gemini could not parse this function call (finish reason MALFORMED_FUNCTION_CALL)"
+            )
+        return ToolCall(name, raw, f"gemini-{self._seq}-malformed")
+
+    # ---------------------------------------------------------------- errors
+    def _map_api_error(self, exc: genai_errors.APIError) -> Exception:
+        """Classify by HTTP status; the message never contains the API key."""
+        status = int(exc.code or 0)
+        detail = exc.message or str(exc.details)[:500]
+        message = self._clean(f"{self.name}: HTTP {status} {exc.status or ''}: {detail}")
+        if _is_context_overflow(status, detail):
+            return ContextOverflowError(message)
+        if status in _TRANSIENT_STATUS or status >= 500:
+            return TransientModelError(message, retry_after=_retry_after(exc))
+        return FatalModelError(message)
+
+    def _clean(self, message: str) -> str:
+        if self._api_key:
+            message = message.replace(self._api_key, "[redacted]")
+        return message
+
+
+# ---------------------------------------------------------------- conversion
+def _convert_messages(messages: list[ChatMessage]) -> tuple[str, list[types.Content]]:
+    """Our messages as (system instruction, contents with roles user/model), merged."""
+    system_parts: list[str] = []
+    index = 0
+    while index < len(messages) and messages[index].role == "system":
+        if messages[index].content:
+            system_parts.append(messages[index].content)
+        index += 1
+    contents: list[types.Content] = []
+    pending: list[dict[str, Any]] = []  # calls of the last model turn still without a result
+
+    def add(role: str, parts: list[types.Part]) -> None:
+        if not parts:
+            return
+        if contents and contents[-1].role == role:
+            merged = list(contents[-1].parts or []) + parts
+            if role == "user":  # function responses first, then any text
+                merged.sort(key=lambda p: p.function_response is None)
+            contents[-1] = types.Content(role=role, parts=merged)
+        else:
+            contents.append(types.Content(role=role, parts=parts))
+
+    def close_pending() -> None:
+        if pending:
+            log.warning("tool calls without a result: %s", [p["name"] for p in pending])
+            missing = json.dumps({"error": _MISSING_RESULT})
+            add(
+                "user",
+                [
+                    types.Part(text=f"[result of {p['name']}] {missing}")
+                    if p["as_text"]
+                    else _response_part(p, missing)
+                    for p in pending
+                ],
+            )
+            pending.clear()
+
+    for msg in messages[index:]:
+        if msg.role == "tool":
+            call = _take_call(pending, msg)
+            if call is None or call["as_text"]:
+                label = call["name"] if call else (msg.name or "tool")
+                add("user", [types.Part(text=f"[result of {label}] {msg.content}")])
+            else:
+                add("user", [_response_part(call, msg.content)])
+            continue
+        close_pending()
+        if msg.role == "assistant":
+            parts, calls = _model_parts(msg)
+            add("model", parts)
+            pending.extend(calls)
+        else:
+            add("user", [types.Part(text=msg.content or "(empty message)")])
+    close_pending()
+    return "\n\n".join(system_parts), contents
+
+
+def _model_parts(msg: ChatMessage) -> tuple[list[types.Part], list[dict[str, Any]]]:
+    """A model turn: replayed part by part when it is ours, rebuilt otherwise."""
+    data = (msg.provider_data or {}).get("gemini") or {}
+    raw: list[dict[str, Any]] = data.get("parts") or []
+    synthetic = set(data.get("synthetic_ids") or [])
+    calls = [
+        {
+            "id": c.call_id,
+            "wire_id": None if (not c.call_id or c.call_id in synthetic) else c.call_id,
+            "name": c.name,
+            "as_text": not isinstance(c.arguments, dict),
+        }
+        for c in msg.tool_calls
+    ]
+    if raw and _consistent(raw, msg):
+        wire_ids = iter(c["wire_id"] for c in calls)
+        parts = [_part_from_raw(p, next(wire_ids) if "function_call" in p else None) for p in raw]
+        return _drop_if_silent(parts), calls
+    # Rebuilt: thought parts first, then the text, then the calls (signatures re-attached).
+    signatures = {
+        (p["function_call"]["name"], json.dumps(p["function_call"]["args"], sort_keys=True)): p[
+            "thought_signature"
+        ]
+        for p in raw
+        if "function_call" in p and "thought_signature" in p
+    }
+    parts = [_part_from_raw(p) for p in raw if p.get("thought")]
+    text = msg.content
+    for call, spec in zip(msg.tool_calls, calls, strict=True):
+        if spec["as_text"]:
+            text += f"\n[called {call.name} with unparseable arguments: {call.arguments}]"
+    if text.strip():
+        parts.append(types.Part(text=text.strip()))
+    for call, spec in zip(msg.tool_calls, calls, strict=True):
+        if spec["as_text"]:
+            continue
+        signature = signatures.get((call.name, json.dumps(call.arguments, sort_keys=True)))
+        parts.append(
+            types.Part(
+                function_call=types.FunctionCall(
+                    id=spec["wire_id"], name=call.name, args=call.arguments
+                ),
+                thought_signature=base64.b64decode(signature) if signature else None,
+            )
+        )
+    return _drop_if_silent(parts), calls
+
+
+def _consistent(raw: list[dict[str, Any]], msg: ChatMessage) -> bool:
+    """Does the stored turn still say what the message says (text and calls)?"""
+    text = "".join(p["text"] for p in raw if "text" in p and not p.get("thought"))
+    stored = [
+        (p["function_call"]["name"], p["function_call"]["args"])
+        for p in raw
+        if "function_call" in p
+    ]
+    return text == msg.content and stored == [(c.name, c.arguments) for c in msg.tool_calls]
+
+
+def _part_from_raw(raw: dict[str, Any], wire_id: str | None = None) -> types.Part:
+    """A stored part back as a ``Part``, its thought signature restored byte for byte."""
+    signature = raw.get("thought_signature")
+    fields: dict[str, Any] = {}
+    if signature:
+        fields["thought_signature"] = base64.b64decode(signature)
+    if "function_call" in raw:
+        fc = raw["function_call"]
+        fields["function_call"] = types.FunctionCall(id=wire_id, name=fc["name"], args=fc["args"])
+    else:
+        fields["text"] = raw.get("text", "")
+        if raw.get("thought"):
+            fields["thought"] = True
+    return types.Part(**fields)
+
+
+def _drop_if_silent(parts: list[types.Part]) -> list[types.Part]:
+    """A turn with neither text nor a call (an empty reply) is left out entirely."""
+    if any(p.function_call is not None or (p.text and not p.thought) for p in parts):
+        return parts
+    return []
+
+
+def _take_call(pending: list[dict[str, Any]], msg: ChatMessage) -> dict[str, Any] | None:
+    """The call a tool result answers: by id, else by name, else the oldest one."""
+    for match in (
+        lambda p: msg.tool_call_id is not None and p["id"] == msg.tool_call_id,
+        lambda p: msg.name is not None and p["name"] == msg.name,
+        lambda p: True,
+    ):
+        for i, call in enumerate(pending):
+            if match(call):
+                return pending.pop(i)
+    return None
+
+
+def _response_part(call: dict[str, Any], content: str) -> types.Part:
+    """A function response; a JSON object result is sent as is, anything else wrapped."""
+    try:
+        value = json.loads(content) if content else {}
+    except json.JSONDecodeError:
+        value = content
+    response = value if isinstance(value, dict) else {"output": value}
+    return types.Part(
+        function_response=types.FunctionResponse(
+            id=call["wire_id"], name=call["name"], response=response
+        )
+    )
+
+
+# ---------------------------------------------------------------- schemas
+def function_declaration(spec: ToolSpec) -> types.FunctionDeclaration:
+    """A tool as a Gemini function declaration (no ``parameters`` when it takes none)."""
+    schema = to_gemini_schema(spec.parameters)
+    declaration: dict[str, Any] = {"name": spec.name, "description": spec.description}
+    if schema.get("properties"):
+        declaration["parameters"] = types.Schema.model_validate(schema)
+    return types.FunctionDeclaration(**declaration)
+
+
+def to_gemini_schema(
+    schema: dict[str, Any], defs: dict[str, Any] | None = None, depth: int = 0
+) -> dict[str, Any]:
+    """A JSON schema in Gemini's schema subset (snake_case field names, upper-case types).
+
+    What the subset cannot say is dropped, and a constraint that matters to the model is
+    restated in the description; the toolkit still validates against the full schema.
+    """
+    if defs is None:
+        defs = schema.get("$defs") or schema.get("definitions") or {}
+    if depth > 12:  # a recursive model: stop expanding rather than loop
+        return {"type": "OBJECT", "description": "A nested JSON object."}
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = defs.get(ref.rsplit("/", 1)[-1], {})
+        merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        return to_gemini_schema(merged, defs, depth + 1)
+    notes: list[str] = []
+    out: dict[str, Any] = {}
+    options = schema.get("anyOf") or schema.get("oneOf")
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and not options:
+        merged = {**all_of[0], **{k: v for k, v in schema.items() if k != "allOf"}}
+        return to_gemini_schema(merged, defs, depth + 1)
+    if isinstance(options, list):
+        non_null = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        nullable = len(non_null) < len(options)
+        if len(non_null) == 1:
+            out = to_gemini_schema(non_null[0], defs, depth + 1)
+        else:
+            out = {"any_of": [to_gemini_schema(o, defs, depth + 1) for o in non_null]}
+        if nullable:
+            out["nullable"] = True
+    else:
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            non_null_types = [t for t in kind if t != "null"]
+            if len(non_null_types) < len(kind):
+                out["nullable"] = True
+            if len(non_null_types) == 1:
+                kind = non_null_types[0]
+            else:
+                out["any_of"] = [{"type": str(t).upper()} for t in non_null_types]
+                kind = None
+        if isinstance(kind, str):
+            out["type"] = kind.upper()
+        _copy_constraints(schema, out, notes, defs, depth)
+    if isinstance(schema.get("description"), str):
+        out["description"] = schema["description"]
+    if schema.get("default") is not None:
+        notes.append(f"default: {json.dumps(schema['default'])}")
+    if notes:
+        text = out.get("description", "")
+        out["description"] = f"{text} ({'; '.join(notes)})".strip()
+    return out
+
+
+def _copy_constraints(
+    schema: dict[str, Any],
+    out: dict[str, Any],
+    notes: list[str],
+    defs: dict[str, Any],
+    depth: int,
+) -> None:
+    kind = out.get("type")
+    if "const" in schema:
+        schema = {**schema, "enum": [schema["const"]]}
+    if "enum" in schema:
+        values = schema["enum"]
+        if kind in (None, "STRING") and all(isinstance(v, str) for v in values):
+            out["type"] = "STRING"
+            out["enum"] = list(values)
+            out["format"] = "enum"
+        else:
+            notes.append("one of: " + ", ".join(json.dumps(v) for v in values))
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and "format" not in out:
+        if fmt in _FORMATS.get(kind or "", set()):
+            out["format"] = fmt
+        else:
+            notes.append(f"format: {fmt}")
+    for source, target in (
+        ("minimum", "minimum"),
+        ("maximum", "maximum"),
+        ("minItems", "min_items"),
+        ("maxItems", "max_items"),
+        ("minLength", "min_length"),
+        ("maxLength", "max_length"),
+        ("minProperties", "min_properties"),
+        ("maxProperties", "max_properties"),
+        ("pattern", "pattern"),
+    ):
+        if source in schema:
+            out[target] = schema[source]
+    if "exclusiveMinimum" in schema:
+        notes.append(f"must be > {schema['exclusiveMinimum']}")
+    if "exclusiveMaximum" in schema:
+        notes.append(f"must be < {schema['exclusiveMaximum']}")
+    if "multipleOf" in schema:
+        notes.append(f"a multiple of {schema['multipleOf']}")
+    if isinstance(schema.get("items"), dict):
+        out["items"] = to_gemini_schema(schema["items"], defs, depth + 1)
+    elif kind == "ARRAY":
+        out["items"] = {"type": "STRING"}
+        notes.append("items of any type")
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and properties:
+        out["properties"] = {
+            key: to_gemini_schema(value, defs, depth + 1) for key, value in properties.items()
+        }
+        out["property_ordering"] = list(properties)
+        required = [r for r in schema.get("required") or [] if r in properties]
+        if required:
+            out["required"] = required
+    extra = schema.get("additionalProperties")
+    if kind == "OBJECT" and isinstance(extra, dict):
+        inner = to_gemini_schema(extra, defs, depth + 1).get("type", "any").lower()
+        notes.append(f"an object mapping string keys to {inner} values")
+
+
+# ---------------------------------------------------------------- helpers
+def _enum_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(getattr(value, "value", value))
+
+
+def _is_context_overflow(status: int, detail: str) -> bool:
+    lowered = detail.lower()
+    return status in (400, 413) and (
+        "exceeds the maximum number of tokens" in lowered
+        or "input token count" in lowered
+        or "context window" in lowered
+        or "too long" in lowered
+        or status == 413
+    )
+
+
+def _retry_after(exc: genai_errors.APIError) -> float | None:
+    """Seconds from a Retry-After header, else from a ``google.rpc.RetryInfo`` detail."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    if value is not None:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_tz(value)
+            if when is not None:
+                return max(0.0, email.utils.mktime_tz(when) - time.time())
+    details = exc.details if isinstance(exc.details, dict) else {}
+    error = details.get("error", details)
+    for item in error.get("details") or [] if isinstance(error, dict) else []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
+            match = _RETRY_DELAY.match(str(item.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None

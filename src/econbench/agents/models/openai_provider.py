@@ -1,0 +1,977 @@
+"""OpenAI providers: Chat Completions, the Responses API, and every OpenAI-compatible server.
+
+``OpenAIResponsesProvider`` is the default for ``openai/...`` models (``DEFAULT_OPENAI_API``);
+``OpenAIChatProvider`` speaks Chat Completions, both for ``openai/...`` models configured for
+chat and for every ``openai-compatible/NAME`` model (vLLM, SGLang, Ollama, llama.cpp,
+OpenRouter, Moonshot, Zhipu). Both use the official ``openai`` SDK's ``AsyncOpenAI`` client.
+
+Design choices (each one is what a careful user of an evaluation harness expects):
+
+- **No retries here.** Clients are built with ``max_retries=0``; SDK exceptions are mapped to
+  ``TransientModelError`` (429, 408, 409, 5xx, timeouts, dropped connections; ``retry_after``
+  from ``Retry-After-Ms`` / ``Retry-After``), ``ContextOverflowError`` (``context_length_exceeded``
+  or the overflow messages of OpenAI, vLLM, SGLang, llama.cpp and OpenRouter) and
+  ``FatalModelError`` (auth, not found, bad request, and a 429 ``insufficient_quota``, which no
+  amount of waiting fixes). Messages name the model and the host, never the API key.
+- **Base URL.** ``base_url=None`` is passed through, so the SDK reads ``OPENAI_BASE_URL``
+  exactly as it always does; an explicit ``base_url`` overrides it.
+- **Conservative requests for compatible servers.** Only the model, messages, tools (when
+  there are any) and the parameters that were configured are sent; ``max_tokens`` rather than
+  ``max_completion_tokens``; leading system messages are merged into one and later ones are
+  sent as user messages (many chat templates reject a system message after the first turn);
+  a tool call whose arguments were not valid JSON is replayed as
+  ``{"unparsed_arguments": "<raw text>"}`` because vLLM parses replayed arguments and would
+  reject the whole request. ``<think>...</think>`` at the start of a reply's text is moved to
+  ``reasoning`` (servers started without a reasoning parser leave it in the content).
+- **Usage.** ``input_tokens`` counts every prompt token (cached ones included);
+  ``output_tokens`` is what the API bills as output and so includes ``reasoning_tokens``;
+  missing fields are 0. DeepSeek's ``prompt_cache_hit_tokens`` and Moonshot's top-level
+  ``cached_tokens`` are read when the OpenAI field is absent. ``cost_usd`` is left ``None`` for
+  the pricing module.
+- **Responses API, stateless.** ``store=False`` and no ``previous_response_id``: the whole
+  conversation is sent each turn. Reasoning items (with ``encrypted_content``, requested via
+  ``include``) and the ids of the output items are kept in ``provider_data["openai_responses"]``
+  and replayed in their original order before the turn's text and function calls. Reasoning
+  summaries are requested (``summary="auto"``) for reasoning models; if the organisation is not
+  allowed summaries, the request is repeated once without them and they stay off.
+- **Tool calls** come back as ``ToolCall(name, arguments, call_id)``; arguments that are not a
+  JSON object are returned as the raw string so the toolkit answers with an error result. A
+  call without an id gets a deterministic one derived from the response.
+- ``GenerateConfig.extra["extra_body"]`` (a dict) is merged into the request body, for server
+  specific fields (e.g. vLLM's ``chat_template_kwargs``); ``thinking_budget`` does not apply.
+- **Event loops.** A provider may be used from several event loops (one ``asyncio.run`` per
+  run); its HTTP client is rebuilt for each new loop. Call ``await provider.aclose()`` before
+  a loop ends to close the connections cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import json
+import math
+import os
+import re
+import ssl
+import time
+from collections import deque
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import openai
+
+from econbench.agents.models.base import (
+    ChatMessage,
+    ContextOverflowError,
+    FatalModelError,
+    GenerateConfig,
+    ModelError,
+    ModelOutput,
+    ModelProvider,
+    TransientModelError,
+    Usage,
+)
+from econbench.agents.tools import ToolCall, ToolSpec
+
+_BULKY = ("messages", "input", "tools")
+"""Request fields sent verbatim, past the SDK's slow typed-parameter transform."""
+
+DEFAULT_OPENAI_API = "responses"
+"""Which API ``openai/...`` models use unless configured otherwise: "responses" or "chat"."""
+
+OPENAI_APIS = ("responses", "chat")
+COMPATIBLE_PREFIX = "openai-compatible/"
+NO_KEY_PLACEHOLDER = "not-needed"
+"""Sent as the key to an OpenAI-compatible server when none is configured (local servers)."""
+
+_TRANSIENT_STATUS = {408, 409, 425, 429}
+_OVERFLOW_STATUS = {400, 413, 422}
+_OVERFLOW_CODES = {
+    "context_length_exceeded",  # OpenAI, OpenRouter, vLLM
+    "exceed_context_size_error",  # llama.cpp
+    "string_above_max_length",
+}
+_OVERFLOW_TEXT = re.compile(
+    r"context[ _-]?length|maximum context|context (?:window|size)|prompt is too long|"
+    r"too many (?:input )?tokens|longer than the model|input is too long|reduce the length",
+    re.IGNORECASE,
+)
+_REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
+_SUMMARY_REFUSED = re.compile(r"summar", re.IGNORECASE)
+_KEYLIKE = re.compile(r"\b(?:sk|rk|pk|key)-[A-Za-z0-9_\-*.]{6,}")
+_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+
+
+# --------------------------------------------------------------------------- helpers
+def _int(value: Any) -> int:
+    """A token count from whatever a server sent (None, float, string) — never a crash."""
+    if isinstance(value, bool) or value is None:
+        return 0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return int(number) if math.isfinite(number) and number > 0 else 0
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def parse_arguments(raw: Any) -> dict[str, Any] | str:
+    """Decode tool-call arguments; anything that is not a JSON object stays the raw string."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None:
+        return {}
+    if not isinstance(raw, str):
+        return json.dumps(raw)
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+        if isinstance(value, str):  # double-encoded JSON, as some models emit
+            value = json.loads(value)
+    except (json.JSONDecodeError, ValueError):
+        return raw
+    if value is None:
+        return {}
+    return value if isinstance(value, dict) else raw
+
+
+def _arguments_text(arguments: Any, *, sanitize: bool) -> str:
+    """Arguments as the JSON string the wire formats carry."""
+    if isinstance(arguments, str):
+        if not sanitize:
+            return arguments
+        try:
+            json.loads(arguments)
+            return arguments
+        except (json.JSONDecodeError, ValueError):
+            return json.dumps({"unparsed_arguments": arguments})
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+
+
+def _synthetic_call_id(seed: str, index: int, name: str, arguments: Any) -> str:
+    """A deterministic id for a tool call the server sent without one."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+    text = f"{seed}|{index}|{name}|{args}"
+    return "call_" + hashlib.sha1(text.encode()).hexdigest()[:24]
+
+
+def _content_text(content: Any) -> str:
+    """Text of a message content that may be a string or a list of parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "".join(parts)
+    return str(content)
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``Retry-After-Ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            if header == "retry-after-ms":
+                continue
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):
+                return None
+            if parsed is None:
+                return None
+            seconds = parsed.timestamp() - time.time()
+        if not math.isfinite(seconds):
+            return None
+        return max(0.0, seconds)
+    return None
+
+
+def _host(base_url: Any) -> str:
+    """The host of a base URL, without any credentials it may carry."""
+    try:
+        parts = urlsplit(str(base_url))
+    except ValueError:
+        return "the configured base URL"
+    host = parts.hostname or str(base_url)
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def _error_fields(body: Any, fallback: str) -> tuple[str, str | None, str | None]:
+    """(message, code, type) from an OpenAI-shaped error body, or the SDK's message."""
+    err = _dict(body)
+    if isinstance(err.get("error"), dict):
+        err = err["error"]
+    message = err.get("message") if isinstance(err.get("message"), str) else None
+    code = err.get("code")
+    etype = err.get("type")
+    return (
+        message or fallback,
+        str(code) if code is not None else None,
+        str(etype) if etype is not None else None,
+    )
+
+
+_SSL_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def _http_client() -> Any:
+    """An HTTP client with the SDK's defaults and a shared TLS context.
+
+    Building a TLS context costs ~60 ms, and a provider needs a fresh client for each event
+    loop; the context (made exactly as the SDK makes it, honouring ``SSL_CERT_FILE`` and
+    ``SSL_CERT_DIR``) is shared. Unlike the SDK's own client, this one does not schedule its
+    closing on whatever loop runs when it is garbage collected (which fails once its own loop
+    has ended).
+    """
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _SSL_CONTEXTS.get(key)
+    if context is None:
+        context = _SSL_CONTEXTS[key] = httpx2.create_ssl_context()
+    return openai.DefaultAsyncHttpxClient(verify=context)
+
+
+# --------------------------------------------------------------------------- base class
+class _OpenAIProvider(ModelProvider):
+    """What both OpenAI APIs share: the client, its event loop, and error classification."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        name: str | None = None,
+        context_window: int = 200_000,
+        client: Any = None,
+        compatible: bool | None = None,
+    ) -> None:
+        self.model = model
+        self.name = name or f"openai/{model}"
+        self.context_window = context_window
+        self.compatible = (
+            self.name.startswith(COMPATIBLE_PREFIX) if compatible is None else compatible
+        )
+        self._api_key = api_key
+        self._base_url = base_url
+        self._external_client = client is not None
+        self._client: Any = client if client is not None else self._build_client()
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, model={self.model!r})"
+
+    def _build_client(self) -> openai.AsyncOpenAI:
+        """A client that never retries; a missing key is a clear error here, before any call."""
+        api_key = self._api_key
+        if api_key is None and self.compatible:
+            api_key = os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
+        try:
+            return openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=self._base_url,
+                max_retries=0,
+                http_client=_http_client(),
+            )
+        except openai.OpenAIError as exc:
+            raise FatalModelError(f"{self.name}: {self._redact(str(exc))}") from None
+
+    def _client_for_loop(self) -> Any:
+        """The client, rebuilt for a new event loop (its connection pool is loop-bound) or
+        after ``aclose``."""
+        if self._external_client:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if (
+            self._client_loop is not None and self._client_loop is not loop
+        ) or self._client.is_closed():
+            self._client = self._build_client()
+        self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connections of a client this provider built (it reopens on next use)."""
+        if self._external_client or self._client.is_closed():
+            return
+        if self._client_loop in (None, asyncio.get_running_loop()):
+            await self._client.close()
+
+    # ------------------------------------------------------------------ errors
+    def _secrets(self) -> list[str]:
+        keys = [self._api_key, getattr(getattr(self, "_client", None), "api_key", None)]
+        return [k for k in keys if isinstance(k, str) and len(k) >= 6 and k != NO_KEY_PLACEHOLDER]
+
+    def _redact(self, text: str) -> str:
+        """Remove the API key (whole, or as a provider's masked echo of it) from a message."""
+        for key in self._secrets():
+            text = text.replace(key, "[redacted]")
+            if len(key) >= 12:  # masked echoes such as "sk-proj-****...abcd"
+                text = text.replace(key[:8], "[redacted]").replace(key[-6:], "[redacted]")
+                text = re.sub(r"\*+" + re.escape(key[-4:]), "[redacted]", text)
+        return _KEYLIKE.sub("[redacted]", text)
+
+    @property
+    def _where(self) -> str:
+        return _host(getattr(self._client, "base_url", self._base_url or "api.openai.com"))
+
+    def map_error(self, exc: Exception, timeout_s: float | None = None) -> ModelError:
+        """Classify an SDK exception as transient, context overflow or fatal."""
+        if isinstance(exc, openai.APITimeoutError):
+            limit = f" after {timeout_s:g}s" if timeout_s is not None else ""
+            return TransientModelError(f"{self.name}: request to {self._where} timed out{limit}")
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+            return TransientModelError(
+                self._redact(f"{self.name}: connection to {self._where} failed{detail}")
+            )
+        if isinstance(exc, openai.APIStatusError):
+            message, code, etype = _error_fields(exc.body, exc.message)
+            return self._classify(exc.status_code, message, code, etype, exc.response.headers)
+        if isinstance(exc, openai.OpenAIError):
+            return FatalModelError(self._redact(f"{self.name}: {exc}"))
+        raise exc
+
+    def _classify(
+        self,
+        status: int | None,
+        message: str,
+        code: str | None,
+        etype: str | None,
+        headers: Any = None,
+    ) -> ModelError:
+        """One classification for HTTP errors and errors inside a 200 body."""
+        message = self._redact(message)
+        label = f"HTTP {status}" if status is not None else "error"
+        if code and code != str(status):
+            label += f" {code}"
+        text = f"{self.name}: {label}: {message}"
+        if code in _OVERFLOW_CODES or (
+            (status is None or status in _OVERFLOW_STATUS) and _OVERFLOW_TEXT.search(message)
+        ):
+            return ContextOverflowError(text)
+        if code == "insufficient_quota" or etype == "insufficient_quota":
+            return FatalModelError(f"{text} (the account's quota is exhausted; check billing)")
+        should_retry = headers.get("x-should-retry") if headers is not None else None
+        if should_retry == "true":
+            return TransientModelError(text, retry_after=parse_retry_after(headers))
+        if status is None:
+            transient = etype in ("server_error", "rate_limit_error") or code in (
+                "rate_limit_exceeded",
+                "server_error",
+            )
+        else:
+            transient = status in _TRANSIENT_STATUS or status >= 500
+        if transient and should_retry != "false":
+            return TransientModelError(text, retry_after=parse_retry_after(headers))
+        hint = ""
+        if status in (401, 403):
+            hint = " (check the API key configured for this model)"
+        elif status == 404:
+            hint = f" (is the model name right, and is {self._where} the right base URL?)"
+        return FatalModelError(text + hint)
+
+    def _payload_error(self, err: Any) -> ModelError:
+        """An error reported inside a 200 response body (OpenRouter, failed Responses)."""
+        message, code, etype = _error_fields({"error": err}, "the server reported an error")
+        status = _int(code) if code and code.isdigit() else None
+        return self._classify(status, message, None if status else code, etype)
+
+    async def _create(self, resource: Any, kwargs: dict[str, Any], timeout_s: float) -> Any:
+        """One SDK call, with its exceptions mapped to ours.
+
+        The conversation and the tools travel in ``extra_body``: the SDK sends them as they
+        are, instead of walking them through its typed-parameter transform, which costs
+        ~0.3 s per call on a long agent conversation and grows with its length.
+        """
+        light = {k: v for k, v in kwargs.items() if k not in _BULKY}
+        bulky = {k: kwargs[k] for k in _BULKY if k in kwargs}
+        if "messages" in bulky:
+            light["messages"] = []
+        if bulky:
+            light["extra_body"] = {**bulky, **(light.get("extra_body") or {})}
+        try:
+            return await resource.create(**light, timeout=timeout_s)
+        except openai.OpenAIError as exc:
+            raise self.map_error(exc, timeout_s) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a garbled 200 (proxies)
+            raise TransientModelError(
+                f"{self.name}: unreadable response from {self._where}: {exc}"
+            ) from None
+
+    def _response_dict(self, response: Any) -> dict[str, Any]:
+        """The response as plain JSON data (extra fields of compatible servers included)."""
+        data: Any = response
+        if hasattr(response, "to_dict"):
+            data = response.to_dict(mode="json", warnings=False)
+        if isinstance(data, dict):
+            return data
+        text = str(response)[:200]
+        raise TransientModelError(
+            f"{self.name}: unreadable response from {self._where}: {self._redact(text)!r}"
+        )
+
+    @staticmethod
+    def _extra_body(config: GenerateConfig) -> dict[str, Any] | None:
+        extra = config.extra.get("extra_body") if config.extra else None
+        return dict(extra) if isinstance(extra, dict) and extra else None
+
+
+# --------------------------------------------------------------------------- chat completions
+class OpenAIChatProvider(_OpenAIProvider):
+    """Chat Completions: ``openai/...`` configured for chat and every ``openai-compatible/``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        name: str | None = None,
+        context_window: int = 200_000,
+        client: Any = None,
+        compatible: bool | None = None,
+        replay_reasoning: bool = False,
+    ) -> None:
+        """``replay_reasoning`` sends a compatible server's reasoning text back on later turns
+        (Kimi and GLM thinking models ask for it during tool use; most servers ignore it)."""
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            name=name,
+            context_window=context_window,
+            client=client,
+            compatible=compatible,
+        )
+        self.replay_reasoning = replay_reasoning
+
+    # ------------------------------------------------------------------ request
+    def build_messages(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+        """Neutral messages to Chat Completions wire messages."""
+        out: list[dict[str, Any]] = []
+        leading_system: list[str] = []
+        seen_other = False
+        pending_ids: deque[str] = deque()
+        for index, msg in enumerate(messages):
+            if msg.role == "system":
+                if not seen_other:
+                    leading_system.append(msg.content)
+                    if not self.compatible:
+                        out.append({"role": "system", "content": msg.content})
+                elif self.compatible:
+                    out.append({"role": "user", "content": f"[System note]\n{msg.content}"})
+                else:
+                    out.append({"role": "system", "content": msg.content})
+                continue
+            if not seen_other and self.compatible and leading_system:
+                out.insert(0, {"role": "system", "content": "\n\n".join(leading_system)})
+            seen_other = True
+            if msg.role == "user":
+                out.append({"role": "user", "content": msg.content})
+            elif msg.role == "assistant":
+                out.append(self._assistant_message(msg, index, pending_ids))
+            elif msg.role == "tool":
+                call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
+                if call_id is None:
+                    label = f" {msg.name}" if msg.name else ""
+                    out.append(
+                        {"role": "user", "content": f"[Result of tool{label}]\n{msg.content}"}
+                    )
+                else:
+                    out.append({"role": "tool", "tool_call_id": call_id, "content": msg.content})
+        if not seen_other and self.compatible and leading_system:
+            out.insert(0, {"role": "system", "content": "\n\n".join(leading_system)})
+        return out
+
+    def _assistant_message(
+        self, msg: ChatMessage, index: int, pending_ids: deque[str]
+    ) -> dict[str, Any]:
+        wire: dict[str, Any] = {"role": "assistant"}
+        calls = []
+        for i, call in enumerate(msg.tool_calls):
+            call_id = call.call_id
+            if not call_id:
+                call_id = _synthetic_call_id(f"history-{index}", i, call.name, call.arguments)
+                pending_ids.append(call_id)
+            calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": _arguments_text(call.arguments, sanitize=self.compatible),
+                    },
+                }
+            )
+        wire["content"] = msg.content if (msg.content or not calls) else None
+        if calls:
+            wire["tool_calls"] = calls
+        if self.replay_reasoning and msg.reasoning:
+            data = _dict(_dict(msg.provider_data).get("openai_chat"))
+            wire[data.get("reasoning_field") or "reasoning_content"] = msg.reasoning
+        return wire
+
+    def build_request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` (without the timeout)."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": self.build_messages(messages)}
+        if tools:
+            kwargs["tools"] = [spec.openai_schema() for spec in tools]
+        if config.temperature is not None:
+            kwargs["temperature"] = config.temperature
+        if config.max_tokens is not None:
+            key = "max_tokens" if self.compatible else "max_completion_tokens"
+            kwargs[key] = config.max_tokens
+        if config.reasoning_effort:
+            kwargs["reasoning_effort"] = config.reasoning_effort
+        extra = self._extra_body(config)
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    # ------------------------------------------------------------------ call
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        """One Chat Completions call, normalised."""
+        kwargs = self.build_request(messages, tools, config)
+        client = self._client_for_loop()
+        response = await self._create(client.chat.completions, kwargs, config.timeout_s)
+        return self.parse_response(self._response_dict(response))
+
+    def parse_response(self, data: dict[str, Any]) -> ModelOutput:
+        """A Chat Completions response body to a ``ModelOutput``."""
+        choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+        if not choices and data.get("error"):
+            raise self._payload_error(data["error"])
+        choice = _dict(choices[0]) if choices else {}
+        if choice.get("error") and not choice.get("message"):
+            raise self._payload_error(choice["error"])
+        message = _dict(choice.get("message"))
+        text = _content_text(message.get("content"))
+        if not text and isinstance(message.get("refusal"), str):
+            text = message["refusal"]
+        reasoning_field = None
+        reasoning = None
+        for field in ("reasoning_content", "reasoning"):
+            value = message.get(field)
+            if isinstance(value, str) and value.strip():
+                reasoning_field, reasoning = field, value
+                break
+        if self.compatible and reasoning is None:
+            match = _THINK.match(text)
+            if match:
+                reasoning = match.group(1).strip() or None
+                text = text[match.end() :]
+        seed = str(data.get("id") or data.get("created") or "")
+        calls: list[ToolCall] = []
+        raw_calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+        for i, raw in enumerate(raw_calls):
+            raw = _dict(raw)
+            fn = _dict(raw.get("function"))
+            name = str(fn.get("name") or raw.get("name") or "")
+            arguments = parse_arguments(fn.get("arguments", raw.get("arguments")))
+            call_id = raw.get("id") or _synthetic_call_id(seed, i, name, arguments)
+            calls.append(ToolCall(name, arguments, str(call_id)))
+        legacy = _dict(message.get("function_call"))
+        if not calls and legacy.get("name"):
+            arguments = parse_arguments(legacy.get("arguments"))
+            name = str(legacy["name"])
+            calls.append(ToolCall(name, arguments, _synthetic_call_id(seed, 0, name, arguments)))
+        provider_data: dict[str, Any] = {}
+        for key in ("id", "model"):
+            if data.get(key):
+                provider_data["response_" + key] = str(data[key])
+        if reasoning_field:
+            provider_data["reasoning_field"] = reasoning_field
+        return ModelOutput(
+            model=self.model,
+            text=text,
+            tool_calls=calls,
+            reasoning=reasoning,
+            usage=chat_usage(data.get("usage")),
+            cost_usd=None,
+            stop_reason=choice.get("finish_reason") or None,
+            provider_data={"openai_chat": provider_data} if provider_data else None,
+        )
+
+
+def chat_usage(raw: Any) -> Usage:
+    """Chat Completions usage (and the variants compatible servers send) normalised."""
+    usage = _dict(raw)
+    prompt_details = _dict(usage.get("prompt_tokens_details"))
+    completion_details = _dict(usage.get("completion_tokens_details"))
+    input_tokens = _int(usage.get("prompt_tokens"))
+    cached = (
+        _int(prompt_details.get("cached_tokens"))
+        or _int(usage.get("prompt_cache_hit_tokens"))
+        or _int(usage.get("cached_tokens"))
+    )
+    if input_tokens:
+        cached = min(cached, input_tokens)
+    reasoning = _int(completion_details.get("reasoning_tokens")) or _int(
+        usage.get("reasoning_tokens")
+    )
+    return Usage(
+        input_tokens=input_tokens,
+        cached_input_tokens=cached,
+        cache_write_tokens=_int(prompt_details.get("cache_write_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        reasoning_tokens=reasoning,
+    )
+
+
+# --------------------------------------------------------------------------- responses
+class OpenAIResponsesProvider(_OpenAIProvider):
+    """The Responses API for ``openai/...`` models, stateless (``store=False``)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        name: str | None = None,
+        context_window: int = 200_000,
+        client: Any = None,
+        reasoning_summary: str | None = "auto",
+        reasoning_model: bool | None = None,
+    ) -> None:
+        """``reasoning_model`` overrides the guess from the model name (o-series, gpt-5...),
+        which decides whether reasoning summaries and encrypted reasoning are requested."""
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            name=name,
+            context_window=context_window,
+            client=client,
+            compatible=False,
+        )
+        self.reasoning_summary = reasoning_summary
+        self.reasoning_model = (
+            bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+            if reasoning_model is None
+            else reasoning_model
+        )
+
+    # ------------------------------------------------------------------ request
+    def build_input(self, messages: list[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:
+        """Neutral messages to (instructions, input items)."""
+        instructions: list[str] = []
+        items: list[dict[str, Any]] = []
+        seen_other = False
+        pending_ids: deque[str] = deque()
+        for index, msg in enumerate(messages):
+            if msg.role == "system":
+                if not seen_other:
+                    instructions.append(msg.content)
+                else:
+                    items.append({"type": "message", "role": "developer", "content": msg.content})
+                continue
+            seen_other = True
+            if msg.role == "user":
+                items.append({"type": "message", "role": "user", "content": msg.content})
+            elif msg.role == "assistant":
+                items.extend(self._assistant_items(msg, index, pending_ids))
+            elif msg.role == "tool":
+                call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
+                if call_id is None:
+                    label = f" {msg.name}" if msg.name else ""
+                    text = f"[Result of tool{label}]\n{msg.content}"
+                    items.append({"type": "message", "role": "user", "content": text})
+                else:
+                    items.append(
+                        {"type": "function_call_output", "call_id": call_id, "output": msg.content}
+                    )
+        return ("\n\n".join(instructions) if instructions else None), items
+
+    def _assistant_items(
+        self, msg: ChatMessage, index: int, pending_ids: deque[str]
+    ) -> list[dict[str, Any]]:
+        """Replay an assistant turn: stored reasoning and item ids in order, current content."""
+        calls: list[tuple[str, ToolCall]] = []
+        for i, call in enumerate(msg.tool_calls):
+            call_id = call.call_id
+            if not call_id:
+                call_id = _synthetic_call_id(f"history-{index}", i, call.name, call.arguments)
+                pending_ids.append(call_id)
+            calls.append((call_id, call))
+        by_id = dict(calls)
+        stored = _dict(_dict(msg.provider_data).get("openai_responses")).get("output")
+        stored = stored if isinstance(stored, list) else []
+        items: list[dict[str, Any]] = []
+        reasoning: list[dict[str, Any]] = []
+        text_sent = False
+        sent: set[str] = set()
+
+        def emit(item: dict[str, Any]) -> None:
+            items.extend(reasoning)  # a reasoning item must be followed by its next item
+            reasoning.clear()
+            items.append(item)
+
+        for raw in stored:
+            item = _dict(raw)
+            kind = item.get("type")
+            if kind == "reasoning" and item.get("id") and item.get("encrypted_content"):
+                reasoning.append(
+                    {
+                        "type": "reasoning",
+                        "id": item["id"],
+                        "summary": item.get("summary") or [],
+                        "encrypted_content": item["encrypted_content"],
+                    }
+                )
+            elif kind == "message" and msg.content and not text_sent:
+                emit(self._message_item(msg.content, item))
+                text_sent = True
+            elif kind == "function_call" and item.get("call_id") in by_id:
+                call_id = str(item["call_id"])
+                if call_id not in sent:
+                    emit(self._call_item(call_id, by_id[call_id], item.get("id")))
+                    sent.add(call_id)
+        if msg.content and not text_sent:  # the text goes before the turn's function calls
+            first_call = next(
+                (i for i, it in enumerate(items) if it["type"] == "function_call"), len(items)
+            )
+            items.insert(first_call, self._message_item(msg.content, {}))
+        for call_id, call in calls:
+            if call_id not in sent:
+                items.append(self._call_item(call_id, call, None))
+                sent.add(call_id)
+        return items
+
+    @staticmethod
+    def _message_item(text: str, stored: dict[str, Any]) -> dict[str, Any]:
+        if not stored.get("id"):
+            return {"type": "message", "role": "assistant", "content": text}
+        item: dict[str, Any] = {
+            "type": "message",
+            "id": stored["id"],
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+        if stored.get("phase"):
+            item["phase"] = stored["phase"]
+        return item
+
+    @staticmethod
+    def _call_item(call_id: str, call: ToolCall, item_id: Any) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "call_id": call_id,
+            "name": call.name,
+            "arguments": _arguments_text(call.arguments, sanitize=False),
+        }
+        if item_id:
+            item["id"] = str(item_id)
+        return item
+
+    @staticmethod
+    def tool_param(spec: ToolSpec) -> dict[str, Any]:
+        """A tool in the Responses function-tool format (not strict: optional parameters)."""
+        return {
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+            "strict": False,
+        }
+
+    def build_request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``responses.create`` (without the timeout)."""
+        instructions, items = self.build_input(messages)
+        kwargs: dict[str, Any] = {"model": self.model, "input": items, "store": False}
+        if instructions is not None:
+            kwargs["instructions"] = instructions
+        if tools:
+            kwargs["tools"] = [self.tool_param(spec) for spec in tools]
+        if config.temperature is not None:
+            kwargs["temperature"] = config.temperature
+        if config.max_tokens is not None:
+            kwargs["max_output_tokens"] = config.max_tokens
+        reasoning: dict[str, Any] = {}
+        if config.reasoning_effort:
+            reasoning["effort"] = config.reasoning_effort
+        reasons = bool(config.reasoning_effort) or self.reasoning_model
+        if reasons and self.reasoning_summary:
+            reasoning["summary"] = self.reasoning_summary
+        if reasoning:
+            kwargs["reasoning"] = reasoning
+        if reasons:
+            kwargs["include"] = ["reasoning.encrypted_content"]
+        extra = self._extra_body(config)
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    # ------------------------------------------------------------------ call
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        """One Responses call, normalised."""
+        kwargs = self.build_request(messages, tools, config)
+        client = self._client_for_loop()
+        try:
+            response = await self._create(client.responses, kwargs, config.timeout_s)
+        except FatalModelError as exc:
+            summary = _dict(kwargs.get("reasoning")).get("summary")
+            if not summary or not _SUMMARY_REFUSED.search(str(exc)) or "HTTP 400" not in str(exc):
+                raise
+            self.reasoning_summary = None  # e.g. an organisation not verified for summaries
+            kwargs["reasoning"] = {k: v for k, v in kwargs["reasoning"].items() if k != "summary"}
+            if not kwargs["reasoning"]:
+                del kwargs["reasoning"]
+            response = await self._create(client.responses, kwargs, config.timeout_s)
+        return self.parse_response(self._response_dict(response))
+
+    def parse_response(self, data: dict[str, Any]) -> ModelOutput:
+        """A Responses body to a ``ModelOutput``, keeping what a later turn must replay."""
+        status = data.get("status")
+        if status == "failed" or (data.get("error") and not data.get("output")):
+            raise self._payload_error(data.get("error") or {"message": "response failed"})
+        output = data.get("output") if isinstance(data.get("output"), list) else []
+        texts: list[str] = []
+        refusals: list[str] = []
+        thoughts: list[str] = []
+        calls: list[ToolCall] = []
+        kept: list[dict[str, Any]] = []
+        seed = str(data.get("id") or "")
+        for raw in output:
+            item = _dict(raw)
+            kind = item.get("type")
+            if kind == "message":
+                for part in item.get("content") or []:
+                    part = _dict(part)
+                    if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                        texts.append(part["text"])
+                    elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                        refusals.append(part["refusal"])
+                kept.append(
+                    {k: item[k] for k in ("type", "id", "phase") if item.get(k) is not None}
+                )
+            elif kind == "function_call":
+                name = str(item.get("name") or "")
+                arguments = parse_arguments(item.get("arguments"))
+                call_id = item.get("call_id") or item.get("id")
+                call_id = str(call_id or _synthetic_call_id(seed, len(calls), name, arguments))
+                calls.append(ToolCall(name, arguments, call_id))
+                kept.append({"type": kind, "id": item.get("id"), "call_id": call_id, "name": name})
+            elif kind == "reasoning":
+                summary = [_dict(s) for s in item.get("summary") or []]
+                parts = [s["text"] for s in summary if isinstance(s.get("text"), str)]
+                if not parts:
+                    content = [_dict(c) for c in item.get("content") or []]
+                    parts = [c["text"] for c in content if isinstance(c.get("text"), str)]
+                thoughts.extend(p for p in parts if p.strip())
+                kept.append(
+                    {
+                        k: item[k]
+                        for k in ("type", "id", "summary", "encrypted_content")
+                        if item.get(k) is not None
+                    }
+                )
+        text = "".join(texts) or "".join(refusals)
+        if status == "incomplete":
+            reason = _dict(data.get("incomplete_details")).get("reason")
+            stop = {"max_output_tokens": "length"}.get(reason, reason) or "incomplete"
+        elif calls:
+            stop = "tool_calls"
+        elif status in (None, "completed"):
+            stop = "stop"
+        else:
+            stop = str(status)
+        provider_data: dict[str, Any] = {"output": kept}
+        for key in ("id", "model"):
+            if data.get(key):
+                provider_data["response_" + key] = str(data[key])
+        return ModelOutput(
+            model=self.model,
+            text=text,
+            tool_calls=calls,
+            reasoning="\n\n".join(thoughts) or None,
+            usage=responses_usage(data.get("usage")),
+            cost_usd=None,
+            stop_reason=stop,
+            provider_data={"openai_responses": provider_data},
+        )
+
+
+def responses_usage(raw: Any) -> Usage:
+    """Responses API usage normalised."""
+    usage = _dict(raw)
+    input_details = _dict(usage.get("input_tokens_details"))
+    output_details = _dict(usage.get("output_tokens_details"))
+    input_tokens = _int(usage.get("input_tokens"))
+    cached = _int(input_details.get("cached_tokens"))
+    return Usage(
+        input_tokens=input_tokens,
+        cached_input_tokens=min(cached, input_tokens) if input_tokens else cached,
+        cache_write_tokens=_int(input_details.get("cache_write_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        reasoning_tokens=_int(output_details.get("reasoning_tokens")),
+    )
+
+
+# --------------------------------------------------------------------------- factory
+def create_openai_provider(
+    name: str,
+    *,
+    api: str | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    context_window: int = 200_000,
+    **options: Any,
+) -> OpenAIChatProvider | OpenAIResponsesProvider:
+    """The provider for ``openai/MODEL`` (Responses by default, or ``api="chat"``) or
+    ``openai-compatible/NAME`` (always Chat Completions; NAME is the served model id)."""
+    prefix, _, model = name.partition("/")
+    if not model:
+        raise ValueError(f"model name {name!r} must look like 'openai/MODEL'")
+    if prefix == "openai-compatible":
+        if api not in (None, "chat"):
+            raise ValueError(f"{name}: OpenAI-compatible servers are reached through chat")
+        return OpenAIChatProvider(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            name=name,
+            context_window=context_window,
+            **options,
+        )
+    if prefix != "openai":
+        raise ValueError(f"{name!r} is not an OpenAI model name")
+    api = api or DEFAULT_OPENAI_API
+    if api not in OPENAI_APIS:
+        raise ValueError(f"{name}: api must be one of {', '.join(OPENAI_APIS)}, not {api!r}")
+    cls = OpenAIResponsesProvider if api == "responses" else OpenAIChatProvider
+    return cls(
+        model,
+        api_key=api_key,
+        base_url=base_url,
+        name=name,
+        context_window=context_window,
+        **options,
+    )

@@ -1,0 +1,471 @@
+"""GeminiProvider through the real ``google-genai`` SDK against a local fake Gemini API."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+from tests.fakes.common import BrainReply, BrainRequest, Fault
+from tests.fakes.gemini_server import FakeGeminiServer
+
+from econbench.agents.models.base import (
+    ChatMessage,
+    ContextOverflowError,
+    FatalModelError,
+    GenerateConfig,
+    ModelOutput,
+    TransientModelError,
+)
+from econbench.agents.models.gemini_provider import GeminiProvider, to_gemini_schema
+from econbench.agents.tools import ToolCall, Toolkit, ToolSpec, tool
+
+KEY = "AIza-test-DO-NOT-LEAK-0123456789"
+MODEL = "gemini-3.1-pro"
+SYSTEM = "You run roaster_A, a coffee roaster. " * 40
+
+
+class Leg(BaseModel):
+    item: Literal["green", "roasted"] = Field(description="Which coffee.")
+    kg: float = Field(gt=0, description="Kilograms.")
+
+
+class Shop(Toolkit):
+    @tool("write")
+    def buy(self, qty: int, price: float | None = None) -> dict:
+        """Buy green coffee.
+
+        Args:
+            qty: Kilograms to buy.
+            price: Highest price per kilogram, or none for the market price.
+        """
+        return {"bought": qty}
+
+    @tool()
+    def check_cash(self) -> dict:
+        """Show the firm's cash."""
+        return {"cash": 1000.0}
+
+    @tool("write")
+    def ship(self, legs: list[Leg], mode: Literal[1, 2] = 1, notes: dict[str, str] | None = None):
+        """Ship an order in legs.
+
+        Args:
+            legs: The legs of the shipment.
+            mode: 1 for road, 2 for rail.
+            notes: Free-form notes by key.
+        """
+        return {"legs": len(legs)}
+
+
+TOOLS: list[ToolSpec] = Shop().specs()
+
+
+def scripted(request: BrainRequest) -> BrainReply:
+    """Buy 5 kg when asked, then say what the tool answered."""
+    last = request.messages[-1]
+    if last["role"] == "tool":
+        return BrainReply(text=f"tool said {last['content']}")
+    if "think" in last["content"]:
+        return BrainReply(
+            reasoning="Cash is fine; buying 5 kg.",
+            tool_calls=[{"name": "buy", "arguments": {"qty": 5}}],
+        )
+    if "two" in last["content"]:
+        return BrainReply(
+            tool_calls=[
+                {"name": "buy", "arguments": {"qty": 1}},
+                {"name": "check_cash", "arguments": {}},
+            ]
+        )
+    if "buy" in last["content"]:
+        return BrainReply(text="Buying.", tool_calls=[{"name": "buy", "arguments": {"qty": 5}}])
+    return BrainReply(text=f"echo: {last['content']}")
+
+
+class Harness:
+    """One event loop per test, as in a run; providers are closed at the end."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.providers: list[GeminiProvider] = []
+
+    def make(self, server: FakeGeminiServer, **kwargs: Any) -> GeminiProvider:
+        provider = GeminiProvider(MODEL, api_key=KEY, base_url=server.root_url, **kwargs)
+        self.providers.append(provider)
+        return provider
+
+    def call(
+        self,
+        provider: GeminiProvider,
+        messages: list[ChatMessage],
+        config: GenerateConfig | None = None,
+        tools: list[ToolSpec] | None = None,
+    ) -> ModelOutput:
+        if provider not in self.providers:
+            self.providers.append(provider)
+        tools = TOOLS if tools is None else tools
+        return self.loop.run_until_complete(
+            provider.generate(messages, tools, config or GenerateConfig())
+        )
+
+    def close(self) -> None:
+        for provider in self.providers:
+            self.loop.run_until_complete(provider.aclose())
+        self.loop.close()
+
+
+@pytest.fixture
+def h() -> Any:
+    harness = Harness()
+    yield harness
+    harness.close()
+
+
+def convo(*texts: str) -> list[ChatMessage]:
+    return [ChatMessage("system", SYSTEM), *(ChatMessage("user", t) for t in texts)]
+
+
+def generation_config(body: dict[str, Any]) -> dict[str, Any]:
+    return body.get("generationConfig") or {}
+
+
+# ---------------------------------------------------------------- happy paths
+def test_text_reply_and_request_shape(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        out = h.call(h.make(server), convo("hello"))
+        request = server.requests[0]
+        headers = server.headers[0]
+    body = request["body"]
+    assert out.text == "echo: hello"
+    assert (out.tool_calls, out.stop_reason, out.model) == ([], "stop", MODEL)
+    assert request["path"].endswith(f"/models/{MODEL}:generateContent")
+    assert body["systemInstruction"]["parts"] == [{"text": SYSTEM}]
+    assert body["contents"] == [{"role": "user", "parts": [{"text": "hello"}]}]
+    declarations = {d["name"]: d for d in body["tools"][0]["functionDeclarations"]}
+    assert "parameters" not in declarations["check_cash"]  # no empty OBJECT schemas
+    assert declarations["buy"]["parameters"]["properties"]["price"]["nullable"] is True
+    assert generation_config(body)["thinkingConfig"] == {"include_thoughts": True}
+    assert headers["x-goog-api-key"] == KEY
+
+
+def test_tool_call_round_trip_keeps_gemini_ids_and_signatures(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        provider = h.make(server)
+        messages = convo("please buy")
+        first = h.call(provider, messages)
+        [tc] = first.tool_calls
+        assert (tc.name, tc.arguments, tc.call_id) == ("buy", {"qty": 5}, "call_0001_0")
+        assert first.text == "Buying."
+        messages += [
+            first.as_message(),
+            ChatMessage("tool", '{"status": "success", "bought": 5}', tool_call_id=tc.call_id),
+        ]
+        second = h.call(provider, messages)
+        body = server.requests[1]["body"]
+    assert second.text.startswith("tool said")
+    model_turn, results = body["contents"][1], body["contents"][2]
+    call_part = model_turn["parts"][1]
+    assert call_part["functionCall"] == {"id": "call_0001_0", "name": "buy", "args": {"qty": 5}}
+    assert call_part["thoughtSignature"]  # the fake rejects a call replayed without it
+    assert results == {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "id": "call_0001_0",
+                    "name": "buy",
+                    "response": {"status": "success", "bought": 5},
+                }
+            }
+        ],
+    }
+
+
+def test_calls_without_ids_are_matched_by_name_and_order(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.issue_call_ids = False
+        provider = h.make(server)
+        messages = convo("do two things")
+        first = h.call(provider, messages)
+        assert [c.name for c in first.tool_calls] == ["buy", "check_cash"]
+        assert all(c.call_id for c in first.tool_calls)  # invented, so the loop can match
+        messages.append(first.as_message())
+        for tc in reversed(first.tool_calls):
+            messages.append(ChatMessage("tool", f'{{"ok": "{tc.name}"}}', tool_call_id=tc.call_id))
+        messages.append(ChatMessage("user", "Day 2, 08:00."))
+        h.call(provider, messages)
+        body = server.requests[1]["body"]
+    model_turn, user_turn = body["contents"][1], body["contents"][2]
+    assert [p["functionCall"] for p in model_turn["parts"]] == [
+        {"name": "buy", "args": {"qty": 1}},  # invented ids are not sent to Gemini
+        {"name": "check_cash", "args": {}},
+    ]
+    responses = [p.get("functionResponse") for p in user_turn["parts"]]
+    assert responses[:2] == [
+        {"name": "check_cash", "response": {"ok": "check_cash"}},
+        {"name": "buy", "response": {"ok": "buy"}},
+    ]
+    assert user_turn["parts"][2] == {"text": "Day 2, 08:00."}  # after the responses
+
+
+def test_usage_and_implicit_caching(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        provider = h.make(server)
+        messages = convo("think, then buy")
+        outputs = []
+        for step in range(3):
+            out = h.call(provider, messages)
+            outputs.append(out)
+            messages.append(out.as_message())
+            for tc in out.tool_calls:
+                messages.append(ChatMessage("tool", f'{{"step": {step}}}', tool_call_id=tc.call_id))
+            if not out.tool_calls:
+                messages.append(ChatMessage("user", f"observation {step}; think, then buy"))
+        wire = server.usages
+    for out, meta in zip(outputs, wire, strict=True):
+        assert out.usage.input_tokens == meta["promptTokenCount"]
+        assert out.usage.cached_input_tokens == meta.get("cachedContentTokenCount", 0)
+        thoughts = meta.get("thoughtsTokenCount", 0)
+        assert out.usage.output_tokens == meta["candidatesTokenCount"] + thoughts
+        assert out.usage.reasoning_tokens == thoughts
+        assert out.usage.cache_write_tokens == 0
+    assert outputs[0].usage.cached_input_tokens == 0
+    assert outputs[1].usage.cached_input_tokens > 0
+    assert outputs[0].usage.reasoning_tokens > 0
+
+
+def test_thought_summaries_and_signatures_go_back_exactly(h: Harness) -> None:
+    config = GenerateConfig(thinking_budget=2048)
+    with FakeGeminiServer(scripted) as server:
+        provider = h.make(server)
+        messages = convo("think, then buy")
+        first = h.call(provider, messages, config)
+        assert first.reasoning == "Cash is fine; buying 5 kg."
+        sent = server.requests  # the reply as Gemini sent it is what must come back
+        stored = ChatMessage.from_dict(json.loads(json.dumps(first.as_message().to_dict())))
+        [tc] = stored.tool_calls
+        messages += [stored, ChatMessage("tool", '{"bought": 5}', tool_call_id=tc.call_id)]
+        second = h.call(provider, messages, config)
+        bodies = [r["body"] for r in sent]
+    assert second.text.startswith("tool said")
+    assert generation_config(bodies[0])["thinkingConfig"] == {
+        "include_thoughts": True,
+        "thinking_budget": 2048,
+    }
+    replayed = bodies[1]["contents"][1]["parts"]
+    assert replayed[0] == {"text": "Cash is fine; buying 5 kg.", "thought": True}
+    issued = server.sign({"functionCall": {"name": "buy", "args": {"qty": 5}}})
+    assert base64.urlsafe_b64decode(replayed[1]["thoughtSignature"]) == base64.b64decode(issued)
+
+
+def test_history_without_provider_data_is_rebuilt(h: Harness) -> None:
+    history = [
+        ChatMessage("system", SYSTEM),
+        ChatMessage("user", "start"),
+        ChatMessage("assistant", "", tool_calls=[ToolCall("buy", {"qty": 1}, "x1")]),
+        ChatMessage("tool", '{"ok": true}', name="buy"),
+        ChatMessage("assistant", "two", tool_calls=[ToolCall("check_cash", {}, None)] * 2),
+        ChatMessage("tool", "cash 5"),  # not JSON: wrapped; the second result is missing
+        ChatMessage("user", "go on"),
+    ]
+    with FakeGeminiServer(scripted) as server:
+        out = h.call(h.make(server), history)
+        body = server.requests[0]["body"]
+    assert out.text.startswith("echo:")
+    responses = [
+        p["functionResponse"]["response"]
+        for c in body["contents"]
+        for p in c["parts"]
+        if "functionResponse" in p
+    ]
+    assert responses == [
+        {"ok": True},
+        {"output": "cash 5"},
+        {"error": "No result was recorded for this tool call."},
+    ]
+
+
+# ---------------------------------------------------------------- bad replies
+def test_unknown_tool_name_comes_back_as_a_tool_call(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("unknown_tool"))
+        out = h.call(h.make(server), convo("please buy"))
+    [tc] = out.tool_calls
+    assert (tc.name, tc.arguments) == ("teleport_coffee", {})
+    assert Shop().call(tc.name, tc.arguments)["status"] == "error"
+
+
+def test_malformed_function_call_becomes_a_raw_tool_call(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        provider = h.make(server)
+        server.faults.append(Fault("malformed_tool_json"))
+        messages = convo("please buy")
+        out = h.call(provider, messages)
+        [tc] = out.tool_calls
+        assert out.stop_reason == "malformed_function_call"
+        # google-genai drops Gemini's finishMessage, so the call's text is not available.
+        assert tc.name == "malformed_function_call"
+        assert isinstance(tc.arguments, str) and "MALFORMED_FUNCTION_CALL" in tc.arguments
+        error = Shop().call(tc.name, tc.arguments)
+        assert error["status"] == "error"
+        messages += [
+            out.as_message(),
+            ChatMessage("tool", json.dumps(error), tool_call_id=tc.call_id),
+        ]
+        again = h.call(provider, messages)
+        body = server.requests[1]["body"]
+    assert again.text  # accepted: the bad call and its error went back as text
+    parts = [p for c in body["contents"] for p in c["parts"]]
+    assert not any("functionCall" in p or "functionResponse" in p for p in parts)
+
+
+def test_empty_reply_then_conversation_continues(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        provider = h.make(server)
+        server.faults.append(Fault("empty"))
+        messages = convo("hello")
+        out = h.call(provider, messages)
+        assert (out.text, out.tool_calls, out.reasoning) == ("", [], None)
+        messages += [out.as_message(), ChatMessage("user", "still there?")]
+        again = h.call(provider, messages)
+        body = server.requests[1]["body"]
+    assert again.text.startswith("echo:")
+    assert body["contents"] == [
+        {"role": "user", "parts": [{"text": "hello"}, {"text": "still there?"}]}
+    ]
+
+
+# ---------------------------------------------------------------- errors
+def test_rate_limit_is_transient_with_retry_after_and_no_sdk_retry(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("status", status=429, retry_after=7, message="quota"))
+        with pytest.raises(TransientModelError) as info:
+            h.call(h.make(server), convo("hello"))
+        assert len(server.requests) == 1
+    assert info.value.retry_after == 7.0
+    assert "RESOURCE_EXHAUSTED" in str(info.value)
+
+
+def test_rate_limit_retry_delay_from_retry_info(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.retry_info_delay = "12s"
+        server.faults.append(Fault("status", status=429))
+        with pytest.raises(TransientModelError) as info:
+            h.call(h.make(server), convo("hello"))
+    assert info.value.retry_after == 12.0
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_server_errors_are_transient(h: Harness, status: int) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("status", status=status))
+        with pytest.raises(TransientModelError):
+            h.call(h.make(server), convo("hello"))
+        assert len(server.requests) == 1
+
+
+def test_timeout_is_transient(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("delay", seconds=1.0))
+        with pytest.raises(TransientModelError, match="timed out"):
+            h.call(h.make(server), convo("hello"), GenerateConfig(timeout_s=0.2))
+
+
+def test_dropped_connection_is_transient(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("drop"))
+        with pytest.raises(TransientModelError, match="connection"):
+            h.call(h.make(server), convo("hello"))
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 400])
+def test_client_errors_are_fatal_and_never_show_the_key(h: Harness, status: int) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("status", status=status, message=f"API key {KEY} not valid"))
+        with pytest.raises(FatalModelError) as info:
+            h.call(h.make(server), convo("hello"))
+    assert KEY not in str(info.value)
+    assert f"HTTP {status}" in str(info.value)
+
+
+def test_context_overflow(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        server.faults.append(Fault("context_overflow"))
+        with pytest.raises(ContextOverflowError, match="exceeds the maximum number of tokens"):
+            h.call(h.make(server), convo("hello"))
+
+
+# ---------------------------------------------------------------- configuration
+def test_generation_settings_are_sent(h: Harness) -> None:
+    with FakeGeminiServer(scripted) as server:
+        provider = h.make(server)
+        h.call(provider, convo("a"), GenerateConfig(temperature=0.3, max_tokens=900))
+        h.call(provider, convo("b"), GenerateConfig(reasoning_effort="HIGH"))
+        h.call(provider, convo("c"), GenerateConfig(reasoning_effort="none"))
+        h.call(provider, convo("d"), GenerateConfig(thinking_budget=512, reasoning_effort="low"))
+        configs = [generation_config(r["body"]) for r in server.requests]
+        with pytest.raises(FatalModelError, match="reasoning_effort"):
+            h.call(provider, convo("e"), GenerateConfig(reasoning_effort="extreme"))
+        assert len(server.requests) == 4
+    assert configs[0]["temperature"] == 0.3
+    assert configs[0]["maxOutputTokens"] == 900
+    assert configs[1]["thinkingConfig"] == {"include_thoughts": True, "thinking_level": "HIGH"}
+    assert configs[2]["thinkingConfig"] == {"thinking_budget": 0}
+    assert configs[3]["thinkingConfig"] == {"include_thoughts": True, "thinking_budget": 512}
+    assert "temperature" not in configs[1]
+
+
+def test_gemini_base_url_from_the_environment(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeGeminiServer(scripted) as server:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.root_url)
+        out = h.call(GeminiProvider(MODEL, api_key=KEY, base_url=None), convo("hello"))
+        assert len(server.requests) == 1
+    assert out.text == "echo: hello"
+
+
+def test_missing_key_is_a_clear_fatal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    with pytest.raises(FatalModelError, match="API key"):
+        GeminiProvider(MODEL, api_key=None, base_url=None)
+
+
+def test_provider_name_and_window() -> None:
+    provider = GeminiProvider(MODEL, api_key=KEY, base_url="http://127.0.0.1:9")
+    assert (provider.name, provider.context_window) == (f"google/{MODEL}", 1_000_000)
+
+
+# ---------------------------------------------------------------- schemas
+def test_schema_conversion_to_gemini_subset() -> None:
+    [ship] = [t for t in TOOLS if t.name == "ship"]
+    schema = to_gemini_schema(ship.parameters)
+    text = json.dumps(schema)
+    for unsupported in ("additionalProperties", "$ref", "$defs", "exclusiveMinimum", "anyOf"):
+        assert unsupported not in text
+    legs = schema["properties"]["legs"]
+    assert legs["type"] == "ARRAY"
+    item = legs["items"]["properties"]["item"]
+    assert item == {"type": "STRING", "enum": ["green", "roasted"], "format": "enum",
+                    "description": "Which coffee."}  # fmt: skip
+    assert legs["items"]["properties"]["kg"]["description"] == "Kilograms. (must be > 0)"
+    mode = schema["properties"]["mode"]
+    assert mode["type"] == "INTEGER" and "enum" not in mode
+    assert mode["description"] == "1 for road, 2 for rail. (one of: 1, 2; default: 1)"
+    notes = schema["properties"]["notes"]
+    assert notes["type"] == "OBJECT" and notes["nullable"] is True
+    assert schema["required"] == ["legs"]
+
+
+def test_converted_schemas_are_accepted_and_calls_validate(h: Harness) -> None:
+    def shipper(request: BrainRequest) -> BrainReply:
+        legs = [{"item": "green", "kg": 2.5}]
+        return BrainReply(tool_calls=[{"name": "ship", "arguments": {"legs": legs, "mode": 2}}])
+
+    with FakeGeminiServer(shipper) as server:
+        out = h.call(h.make(server), convo("ship it"))
+    [tc] = out.tool_calls
+    assert Shop().call(tc.name, tc.arguments) == {"status": "success", "legs": 1}

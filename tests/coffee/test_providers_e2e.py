@@ -1,0 +1,110 @@
+"""Full CoffeeBench runs driven through the real provider SDKs against local fake servers.
+
+The fake model replays, call by call, what the heuristic roaster did in a scripted run of
+the same seed; the model-driven run must then reproduce the scripted run's environment
+events exactly, and its summary must account for every call's tokens and cost.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.common import BrainReply, BrainRequest
+from tests.fakes.gemini_server import FakeGeminiServer
+from tests.fakes.openai_server import FakeOpenAIServer
+from typer.testing import CliRunner
+
+from econbench.cli import app
+from econbench.coffee.config import RunConfig
+from econbench.coffee.events import MemorySink
+from econbench.coffee.sim import CoffeeRun
+
+DAYS = 90
+runner = CliRunner()
+
+
+def recorded_calls(days: int) -> tuple[list[dict], list[dict]]:
+    sink = MemorySink()
+    CoffeeRun(RunConfig(days=days), sink=sink).run()
+    calls = [
+        {"name": e["tool"], "arguments": e["arguments"]}
+        for e in sink.events
+        if e["type"] == "tool_call" and e["firm"] == "roaster_A"
+    ]
+    return calls, sink.events
+
+
+class ReplayBrain:
+    """Plays roaster_A's recorded calls, one per request, checking it is roaster_A asking."""
+
+    def __init__(self, calls: list[dict]) -> None:
+        self.calls = list(calls)
+        self.lock = threading.Lock()
+        self.summaries = 0
+
+    def __call__(self, request: BrainRequest) -> BrainReply:
+        if not request.tools:  # a compaction: the same model summarises the middle
+            self.summaries += 1
+            return BrainReply(text="Summary: bought green coffee daily, roasted it, listed it.")
+        assert "You are roaster_A" in request.system
+        with self.lock:
+            call = self.calls.pop(0)
+        return BrainReply(text="", tool_calls=[call])
+
+
+def env_events(path) -> list[dict]:
+    skip = {"model_call", "model_retry", "compaction"}
+    return [
+        {k: v for k, v in e.items() if k != "seq"}
+        for e in map(json.loads, path.open())
+        if e["type"] not in skip
+    ]
+
+
+PROTOCOLS = {
+    # model: (fake server, base-URL variable, key variable, base URL suffix)
+    "openai/gpt-5.5": (FakeOpenAIServer, "OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
+    "openai-compatible/my-model": (FakeOpenAIServer, "OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
+    "anthropic/claude-sonnet-4-6": (
+        FakeAnthropicServer, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", ""),
+    "google/gemini-3.1-pro": (FakeGeminiServer, "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", ""),
+}
+
+
+@pytest.mark.parametrize("model", sorted(PROTOCOLS))
+def test_full_run_through_each_provider_sdk(tmp_path, monkeypatch, model) -> None:
+    server_class, url_var, key_var, suffix = PROTOCOLS[model]
+    calls, scripted = recorded_calls(DAYS)
+    brain = ReplayBrain(calls)
+    with server_class(brain) as server:
+        monkeypatch.setenv(url_var, server.root_url + suffix)
+        monkeypatch.setenv(key_var, "sk-test-not-a-real-key-0123456789")
+        out = tmp_path / "run"
+        # A 32k window keeps each request small (the run compacts every few days), so a
+        # 90-day run through an SDK stays quick while compaction is exercised throughout.
+        config = tmp_path / "run.toml"
+        config.write_text(f'[models."{model}"]\ncontext_window = 32000\n')
+        result = runner.invoke(app, ["coffee", "run", "--config", str(config), "--days",
+                                     str(DAYS), "--agent", f"roaster_A={model}", "--out",
+                                     str(out), "--quiet"])
+        assert result.exit_code == 0, result.output
+        requests = len(server.requests)
+    assert env_events(out / "events.jsonl") == [
+        {k: v for k, v in e.items() if k != "seq"} for e in scripted
+    ]
+    summary = json.loads((out / "summary.json").read_text())
+    firm = summary["firms"]["roaster_A"]
+    assert firm["policy"] == model
+    assert firm["llm_calls"] == len(calls) + brain.summaries == requests
+    assert firm["compactions"] == brain.summaries >= 5, "90 days outgrow a 32k window often"
+    assert firm["input_tokens"] > firm["cached_input_tokens"] > 0
+    assert firm["output_tokens"] > 0
+    if model != "openai-compatible/my-model":
+        assert firm["cost_usd"] > 0
+    else:
+        assert firm["cost_usd"] is None, "an unknown model has no price, and no crash"
+    for path in out.iterdir():
+        assert "sk-test-not-a-real-key" not in path.read_text(), path.name
