@@ -69,7 +69,11 @@ PROTOCOLS = {
     "openai/gpt-5.5": (FakeOpenAIServer, "OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
     "openai-compatible/my-model": (FakeOpenAIServer, "OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
     "anthropic/claude-sonnet-4-6": (
-        FakeAnthropicServer, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", ""),
+        FakeAnthropicServer,
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "",
+    ),
     "google/gemini-3.1-pro": (FakeGeminiServer, "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", ""),
 }
 
@@ -87,9 +91,22 @@ def test_full_run_through_each_provider_sdk(tmp_path, monkeypatch, model) -> Non
         # 90-day run through an SDK stays quick while compaction is exercised throughout.
         config = tmp_path / "run.toml"
         config.write_text(f'[models."{model}"]\ncontext_window = 32000\n')
-        result = runner.invoke(app, ["coffee", "run", "--config", str(config), "--days",
-                                     str(DAYS), "--agent", f"roaster_A={model}", "--out",
-                                     str(out), "--quiet"])
+        result = runner.invoke(
+            app,
+            [
+                "coffee",
+                "run",
+                "--config",
+                str(config),
+                "--days",
+                str(DAYS),
+                "--agent",
+                f"roaster_A={model}",
+                "--out",
+                str(out),
+                "--quiet",
+            ],
+        )
         assert result.exit_code == 0, result.output
         requests = len(server.requests)
     assert env_events(out / "events.jsonl") == [

@@ -157,8 +157,7 @@ class LLMAgent:
                 "text": output.text,
                 "reasoning": output.reasoning,
                 "tool_calls": [
-                    {"name": c.name, "arguments": c.arguments, "call_id": c.call_id}
-                    for c in calls
+                    {"name": c.name, "arguments": c.arguments, "call_id": c.call_id} for c in calls
                 ],
                 "ignored_calls": len(calls) - 1 if calls else 0,
                 "stop_reason": output.stop_reason,
