@@ -116,3 +116,49 @@ def test_headroom_prints_the_paper_figure() -> None:
     result = runner.invoke(app, ["coffee", "headroom"])
     assert result.exit_code == 0, result.output
     assert "23,782.50" in result.output and "50,265.00" in result.output
+
+
+CONFIGS = sorted((Path(__file__).parents[2] / "configs" / "coffee").rglob("*.toml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_shipped_configs_load_and_name_real_models(path: Path) -> None:
+    from econbench.agents.models.registry import parse_model_name
+    from econbench.coffee.agents import is_model
+
+    config = load_config(path)
+    for firm in ("roaster_A", "roaster_B", "farmer_A"):
+        name = config.policy_for(firm)
+        if is_model(name):
+            provider, _ = parse_model_name(name)
+            assert provider in {"openai", "anthropic", "google", "openai-compatible"}
+
+
+def test_the_paper_matrix_is_complete() -> None:
+    paper = [load_config(p) for p in CONFIGS if p.parent.name == "paper"]
+    focal = {c.policy_for("roaster_A") for c in paper}
+    assert focal == {
+        "anthropic/claude-opus-4-7",
+        "openai/gpt-5.5",
+        "google/gemini-3.1-pro",
+        "anthropic/claude-sonnet-4-6",
+        "anthropic/claude-haiku-4-5",
+        "openai-compatible/kimi-k2.6",
+        "openai-compatible/glm-5.1",
+        "passive",
+        "heuristic",
+    }
+    assert {c.policy_for("retailer_B") for c in paper} == {"anthropic/claude-sonnet-4-6"}
+    assert all(c.days == 90 for c in paper)
+
+
+def test_a_missing_key_stops_a_model_run_before_it_starts(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env here
+    config = Path(__file__).parents[2] / "configs" / "coffee" / "revenue_pressure.toml"
+    result = runner.invoke(
+        app, ["coffee", "run", "--config", str(config), "--out", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 2
+    assert "ANTHROPIC_API_KEY" in result.output
+    assert not (tmp_path / "r").exists()
