@@ -80,8 +80,9 @@ def main() -> None:
     agent_s, _ = timed_run(config, replay_agents(config, calls, 0.0, 8))
     per_step_ms = (agent_s - scripted_s) / steps * 1000
     print(f"{args.days}-day run, all six firms model-driven by zero-latency replay models:")
-    print(f"  model steps {steps}; scripted run {scripted_s:.2f} s; model-driven run "
-          f"{agent_s:.2f} s")
+    print(
+        f"  model steps {steps}; scripted run {scripted_s:.2f} s; model-driven run {agent_s:.2f} s"
+    )
     print(f"  harness overhead per model step: {per_step_ms:.2f} ms")
 
     short = RunConfig(days=args.latency_days)
@@ -93,8 +94,10 @@ def main() -> None:
         seconds, _ = timed_run(short, replay_agents(short, short_calls, args.latency, limit), sink)
         env = [e for e in sink.events if e["type"] not in ("model_call",)]
         results[label] = (seconds, env)
-    print(f"{args.latency_days}-day run, {short_steps} model calls at "
-          f"{args.latency * 1000:.0f} ms each:")
+    print(
+        f"{args.latency_days}-day run, {short_steps} model calls at "
+        f"{args.latency * 1000:.0f} ms each:"
+    )
     for label, (seconds, _) in results.items():
         print(f"  {label:>14}: {seconds:6.2f} s wall")
     same = results["concurrent"][1] == results["one at a time"][1]

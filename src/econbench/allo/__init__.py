@@ -1,1 +1,25 @@
-"""AlloBench: online tool allocation under a build budget."""
+"""AlloBench: online tool allocation under a build budget.
+
+Importing the package registers the Gymnasium environments ``AlloBench-R0-v0`` (text) and
+``AlloBench-Features-v0`` (numeric features); the env modules themselves load lazily on
+``gymnasium.make``.
+"""
+
+from __future__ import annotations
+
+GYM_ENV_IDS: dict[str, str] = {
+    "AlloBench-R0-v0": "econbench.allo.gym_env:AlloR0Env",
+    "AlloBench-Features-v0": "econbench.allo.gym_env:AlloFeaturesEnv",
+}
+
+
+def register_envs() -> None:
+    """Register the Gymnasium environments (idempotent)."""
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, entry_point in GYM_ENV_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point)
+
+
+register_envs()

@@ -1,7 +1,377 @@
-"""``econbench allo …`` commands."""
+"""``econbench allo …`` commands: ``run`` one configuration, ``sweep`` a grid of them.
+
+Both go through :func:`econbench.allo.runner.run_cell`, so a sweep cell and a ``run`` with the
+same settings write identical files. Every setting is checked before anything runs or is
+written; a bad one is a one-line ``error: …`` on stderr and exit code 2.
+"""
 
 from __future__ import annotations
 
-import typer
+import csv
+import math
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
 
-app = typer.Typer(no_args_is_help=True)
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from econbench.agents.models.base import ModelError
+from econbench.agents.models.registry import ModelSettings
+from econbench.allo.actors import ActorFactory
+from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
+from econbench.allo.framings.base import Framing
+from econbench.allo.runner import CellSpec, Episode, make_factory, run_cell
+from econbench.allo.stream import EVAL_SEEDS, parse_seeds
+
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
+
+DEFAULT_OUT = Path("runs/allo")
+SURFACE_COLUMNS = [
+    "framing",
+    "policy",
+    "skin",
+    "budget",
+    "cost",
+    "episodes",
+    "score",
+    "score_mean",
+    "score_ci_lo",
+    "score_ci_hi",
+    "first_sight_rate",
+    "utility_mean",
+    "opt_mean",
+    "trap_commits_mean",
+    "unused_budget_mean",
+    "hot_never_tooled_mean",
+    "lateness_mean",
+    "commits_mean",
+    "unresolved_turns",
+    "realised_utility_mean",
+    "sandbox_backend",
+    "dir",
+]
+
+
+class UsageError(Exception):
+    """A bad command-line setting (reported in one line, exit code 2)."""
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _seeds(episodes: int | None, seeds: str | None, seed: int) -> tuple[int, ...]:
+    if episodes is not None and seeds is not None:
+        raise UsageError("give either --episodes or --seeds, not both")
+    if seeds is not None:
+        try:
+            return tuple(parse_seeds(seeds))
+        except ValueError as exc:
+            raise UsageError(f"bad --seeds {seeds!r}: {exc}") from None
+    if episodes is None:
+        return tuple(EVAL_SEEDS)
+    if episodes < 1:
+        raise UsageError(f"--episodes must be at least 1, got {episodes}")
+    if seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {seed}")
+    return tuple(range(seed, seed + episodes))
+
+
+def _split(text: str, what: str) -> list[str]:
+    items = [x.strip() for x in text.split(",")]
+    if not text.strip() or any(not x for x in items):
+        raise UsageError(f"bad {what} list {text!r}: use comma-separated values")
+    return items
+
+
+def _number(text: str, what: str, kind: Callable[[str], Any]) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise UsageError(f"bad {what} {text!r}: not a number") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(f"bad {what} {text!r}: not a finite number")
+    return value
+
+
+def _models(path: Path | None) -> dict[str, ModelSettings]:
+    """Per-model settings from a TOML file's ``[models."provider/model"]`` tables."""
+    if path is None:
+        return {}
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}") from None
+    unknown = set(raw) - {"models"}
+    if unknown:
+        raise UsageError(f"unknown table(s) {sorted(unknown)} in {path}; expected [models]")
+    out = {}
+    for name, table in raw.get("models", {}).items():
+        try:
+            out[name] = ModelSettings.model_validate(table)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"models.{name}.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+            )
+            raise UsageError(f"invalid model settings: {problems}") from None
+    return out
+
+
+def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> ActorFactory:
+    """Validate one cell completely (framing, skin, policy, numbers); return its actor factory."""
+    if spec.framing not in FRAMINGS:
+        raise UsageError(f"unknown framing {spec.framing!r}; choose one of {', '.join(FRAMINGS)}")
+    if spec.skin not in SKIN_NAMES:
+        raise UsageError(f"unknown skin {spec.skin!r}; choose one of {', '.join(SKIN_NAMES)}")
+    if spec.skin != "default" and spec.framing != "r0":
+        raise UsageError(f"--skin applies to the r0 urn only, not to {spec.framing}")
+    if spec.cost < 0 or not math.isfinite(spec.cost):
+        raise UsageError(f"--cost must be a non-negative number, got {spec.cost:g}")
+    if spec.budget < 1:
+        raise UsageError(f"--budget must be at least 1, got {spec.budget}")
+    try:
+        spec.validate()
+        return make_factory(spec, models)
+    except (ValueError, KeyError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        raise UsageError(str(message)) from None
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
+def _framing_for(spec: CellSpec, cache: dict[str, Framing]) -> Framing:
+    """One framing object per (rung, skin), so R3 cells share one sandbox."""
+    key = f"{spec.framing}/{spec.skin}"
+    if key not in cache:
+        cache[key] = get_framing(spec.framing, skin=spec.skin)
+    return cache[key]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    return str(value)
+
+
+_RUN_ROWS = [
+    ("episodes", "episodes"),
+    ("score", "score (pooled utility / OPT)"),
+    ("score_mean", "score, episode mean"),
+    ("score_ci", "95% bootstrap CI"),
+    ("first_sight_rate", "first-sight commit rate"),
+    ("utility_mean", "utility, mean"),
+    ("opt_mean", "OPT, mean"),
+    ("trap_commits_mean", "trap commits, mean"),
+    ("unused_budget_mean", "unused budget, mean"),
+    ("lateness_mean", "sighting at commit, mean"),
+    ("unresolved_turns", "unresolved turns"),
+    ("realised_utility_mean", "R3 realised utility, mean"),
+    ("sandbox_backend", "R3 sandbox backend"),
+]
+_SWEEP_COLUMNS = [
+    ("framing", "rung"),
+    ("policy", "policy"),
+    ("budget", "B"),
+    ("cost", "K"),
+    ("score", "score"),
+    ("first_sight_rate", "1st-sight"),
+    ("utility_mean", "utility"),
+    ("opt_mean", "OPT"),
+    ("unresolved_turns", "unres."),
+]
+
+
+def _run_table(summary: dict[str, Any], title: str) -> Table:
+    """A single cell's summary, one metric per row."""
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, label in _RUN_ROWS:
+        if key in summary:
+            table.add_row(label, _fmt(summary[key]))
+    return table
+
+
+def _sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """One row per sweep cell."""
+    table = Table(title=title)
+    for _, header in _SWEEP_COLUMNS:
+        table.add_column(header, justify="right")
+    for row in rows:
+        table.add_row(*(_fmt(row.get(key)) for key, _ in _SWEEP_COLUMNS))
+    return table
+
+
+Cell = tuple[CellSpec, ActorFactory, Path]
+
+
+def _run_cells(cells: list[Cell], console: Console) -> list[dict[str, Any]]:
+    framings: dict[str, Framing] = {}
+    summaries = []
+    total = sum(len(spec.seeds) for spec, _, _ in cells)
+    with _progress(console) as progress:
+        task = progress.add_task("episodes", total=total)
+        for spec, factory, out in cells:
+            progress.update(task, description=spec.slug())
+
+            def advance(_: Episode) -> None:
+                progress.advance(task)
+
+            try:
+                summary = run_cell(
+                    spec,
+                    out,
+                    framing=_framing_for(spec, framings),
+                    actor_factory=factory,
+                    on_episode=advance,
+                )
+            except ModelError as exc:
+                progress.stop()
+                console.print(
+                    f"[bold red]stopped:[/] {spec.slug()}: the model failed beyond retries: "
+                    f"{exc}\nThe episodes finished before it are in {out}/episodes.jsonl. Fix "
+                    "the cause (key, model name, provider outage) and run the cell again; "
+                    "resuming in place arrives with the run layer (`econbench resume`)."
+                )
+                raise typer.Exit(code=1) from None
+            summaries.append({**summary, "dir": str(out)})
+    return summaries
+
+
+@app.command()
+def run(
+    framing: Annotated[str, typer.Option(help="Framing rung: r0, r1, r2 or r3.")],
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="Reference policy (eager, wait:K, posterior:P, bayes, hindsight, never, "
+            "random) or a model: openai/MODEL, anthropic/MODEL, google/MODEL, "
+            "openai-compatible/NAME."
+        ),
+    ],
+    episodes: Annotated[
+        int | None, typer.Option(help="Play N episodes from --seed (default: seeds 2000–2023).")
+    ] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help='Seeds, e.g. "2000-2023" or "1,5,9-12".')
+    ] = None,
+    seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
+    cost: Annotated[float, typer.Option(help="Build charge K (points per build).")] = 0.0,
+    budget: Annotated[int, typer.Option(help="Build budget B.")] = 3,
+    skin: Annotated[
+        str, typer.Option(help="R0 skin: default, chest, quiver, cauldron.")
+    ] = "default",
+    out: Annotated[
+        Path | None, typer.Option(help="Output directory (default runs/allo/<cell>).")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
+    ] = None,
+) -> None:
+    """Play one configuration and write episodes.jsonl, summary.json and config.json."""
+    try:
+        models = _models(config)
+        spec = CellSpec(
+            framing=framing.lower(),
+            policy=policy,
+            seeds=_seeds(episodes, seeds, seed),
+            cost=cost,
+            budget=budget,
+            skin=skin,
+        )
+        factory = _check(spec, models)
+    except UsageError as exc:
+        _fail(str(exc))
+    target = out if out is not None else DEFAULT_OUT / spec.slug()
+    console = Console(stderr=True)
+    [summary] = _run_cells([(spec, factory, target)], console)
+    Console().print(_run_table(summary, f"AlloBench {spec.framing} · {spec.policy}"))
+    typer.echo(f"wrote {target}/episodes.jsonl, summary.json, config.json")
+
+
+@app.command()
+def sweep(
+    framings: Annotated[str, typer.Option(help="Comma-separated rungs, e.g. r0,r2.")] = "r0",
+    policies: Annotated[str, typer.Option(help="Comma-separated policies.")] = "eager,bayes",
+    budgets: Annotated[str, typer.Option(help="Comma-separated budgets B.")] = "1,3,5",
+    costs: Annotated[str, typer.Option(help="Comma-separated charges K.")] = "0,10,20,24",
+    episodes: Annotated[int | None, typer.Option(help="N episodes from --seed per cell.")] = None,
+    seeds: Annotated[str | None, typer.Option(help='Seeds, e.g. "2000-2023".')] = None,
+    seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
+    skin: Annotated[str, typer.Option(help="R0 skin for r0 cells.")] = "default",
+    out: Annotated[Path, typer.Option(help="Output directory.")] = DEFAULT_OUT / "sweep",
+    config: Annotated[
+        Path | None,
+        typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
+    ] = None,
+) -> None:
+    """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv."""
+    try:
+        models = _models(config)
+        run_seeds = _seeds(episodes, seeds, seed)
+        specs = [
+            CellSpec(
+                framing=f.lower(),
+                policy=p,
+                seeds=run_seeds,
+                cost=_number(k, "cost", float),
+                budget=_number(b, "budget", int),
+                skin=skin if f.lower() == "r0" else "default",
+            )
+            for f in _split(framings, "framing")
+            for p in _split(policies, "policy")
+            for b in _split(budgets, "budget")
+            for k in _split(costs, "cost")
+        ]
+        if skin not in SKIN_NAMES:
+            raise UsageError(f"unknown skin {skin!r}; choose one of {', '.join(SKIN_NAMES)}")
+        slugs = [spec.slug() for spec in specs]
+        if len(set(slugs)) != len(slugs):
+            raise UsageError("the sweep lists a cell twice")
+        cells = [(spec, _check(spec, models), out / spec.slug()) for spec in specs]
+    except UsageError as exc:
+        _fail(str(exc))
+    console = Console(stderr=True)
+    summaries = _run_cells(cells, console)
+    write_surface(out / "surface.csv", summaries)
+    Console().print(_sweep_table(summaries, f"AlloBench sweep ({len(specs)} cells)"))
+    typer.echo(f"wrote {len(specs)} cells and {out / 'surface.csv'}")
+
+
+def surface_row(summary: dict[str, Any]) -> dict[str, Any]:
+    """One ``surface.csv`` row from a cell summary (missing values are empty)."""
+    lo, hi = (summary.get("score_ci") or [None, None])[:2]
+    row = {key: summary.get(key) for key in SURFACE_COLUMNS}
+    row.update(score_ci_lo=lo, score_ci_hi=hi)
+    return {k: "" if v is None else v for k, v in row.items()}
+
+
+def write_surface(path: Path, summaries: list[dict[str, Any]]) -> None:
+    """Write the sweep's ``surface.csv``: one row per cell."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=SURFACE_COLUMNS)
+        writer.writeheader()
+        for summary in summaries:
+            writer.writerow(surface_row(summary))

@@ -1,0 +1,340 @@
+"""Actors: whatever plays an AlloBench episode — a reference policy now, an LLM later.
+
+The protocol is conversation-shaped so that an LLM provider with a ReAct loop is a drop-in:
+
+- ``Actor.start(system_prompt, tools, max_tokens)`` opens a fresh conversation for one episode
+  (``tools`` are ``ToolSpec``s, ``spec.openai_schema()`` gives the wire format; R0 has none;
+  ``max_tokens`` is the framing's per-reply limit).
+- ``Actor.respond(inputs) -> Reply`` gets what happened since its last reply — tool results
+  for every call of its previous reply (``ToolResult``, in call order), then possibly the next
+  observation (``UserText``) — and answers with free text and/or tool calls plus token usage
+  (``{"input_tokens": …, "output_tokens": …}``). The actor keeps its own history.
+
+An ``ActorFactory`` makes one actor per episode from an :class:`EpisodeInfo`. The info carries
+the true stream for the harness's sake; only oracle actors (the ``hindsight`` reference) may
+read it — an LLM factory must not pass it on.
+
+:class:`PolicyActor` plays a reference policy (``econbench.allo.policies``) through exactly the
+interface and information a model has: it reads the observation texts with the framing's
+``ObservationReader``, keeps its own counts, names classes by first appearance (the policies
+are label-invariant), builds a ``GameView`` from that memory, and answers in the framing's own
+language. Only ``hindsight`` gets the real stream, and with it the true class ids; every other
+policy's ``reset`` receives a *blind* stream that carries the seed (``random`` seeds from it)
+but no real classes. The ``GameView``'s static facts (``n_classes``, ``budget``, ``cost``) are
+the rules the system prompt states.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.allo.families import FAMILIES, Family
+from econbench.allo.framings.base import Framing, ObservationReader, ReaderEvent
+from econbench.allo.game import GameView
+from econbench.allo.policies import AlloPolicy, make_policy
+from econbench.allo.stream import Stream, StreamConfig
+
+
+@dataclass(frozen=True)
+class UserText:
+    """An observation (the next question, with notices of automatic turns)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The result of one tool call, in reply to ``call_id``."""
+
+    name: str
+    result: dict[str, Any]
+    call_id: str | None = None
+
+    def content(self) -> str:
+        """The result as the JSON text a model reads."""
+        return json.dumps(self.result, sort_keys=True, default=repr)
+
+
+Input = UserText | ToolResult
+
+
+@dataclass
+class Reply:
+    """An actor's answer: text, tool calls (only the first is executed) and token usage."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """What happened while producing the reply (model retries, compactions), for the record."""
+
+
+@runtime_checkable
+class Actor(Protocol):
+    """Anything that can play an episode through a framing."""
+
+    name: str
+
+    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None: ...
+
+    def respond(self, inputs: Sequence[Input]) -> Reply: ...
+
+
+@dataclass(frozen=True)
+class EpisodeInfo:
+    """What the harness knows about an episode when it makes the actor."""
+
+    seed: int
+    framing: Framing
+    cost: float
+    budget: int
+    stream: Stream  # the truth: for oracle actors only
+
+
+class ActorFactory(Protocol):
+    """Makes a fresh actor for each episode."""
+
+    name: str
+
+    def __call__(self, episode: EpisodeInfo) -> Actor: ...
+
+
+class FunctionActor:
+    """An actor whose replies come from a function of (inputs, history): for tests and demos.
+
+    ``history`` is every input the actor has been sent this episode, oldest first (the
+    current ``inputs`` included), so a script can look back at earlier observations.
+    """
+
+    def __init__(
+        self, fn: Callable[[Sequence[Input], list[Input]], Reply], name: str = "function"
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.history: list[Input] = []
+        self.system_prompt = ""
+        self.tools: list[ToolSpec] = []
+        self.max_tokens = 0
+        self.calls = 0
+
+    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None:
+        self.system_prompt, self.tools, self.max_tokens = system_prompt, list(tools), max_tokens
+        self.history = []
+
+    def respond(self, inputs: Sequence[Input]) -> Reply:
+        self.calls += 1
+        self.history.extend(inputs)
+        return self.fn(inputs, self.history)
+
+
+def blind_stream(seed: int, config: StreamConfig) -> Stream:
+    """A stream that carries only the seed and config: what a non-oracle policy may know."""
+    return Stream(
+        seed=seed,
+        config=config,
+        hot=tuple(range(config.n_hot)),
+        classes=(0,) * config.n_tasks,
+    )
+
+
+_FAMILY_BY_TITLE: dict[str, Family] = {f.title: f for f in FAMILIES}
+
+
+def script_name(title: str) -> str:
+    """A script name for a family title: ``"Xorshift state"`` → ``"xorshift_state"``."""
+    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "solver"
+
+
+class PolicyActor:
+    """A reference policy playing through observation texts and the framing's tools."""
+
+    def __init__(
+        self,
+        policy: AlloPolicy,
+        framing: Framing,
+        *,
+        config: StreamConfig,
+        cost: float,
+        budget: int,
+        seed: int,
+        oracle: Stream | None = None,
+    ) -> None:
+        self.policy = policy
+        self.name = policy.name
+        self.style = framing.reply_style
+        self.reader: ObservationReader = framing.reader()
+        self.config = config
+        self.cost = float(cost)
+        self.budget = budget
+        self.oracle = oracle
+        policy.reset(oracle if oracle is not None else blind_stream(seed, config))
+        self._order: list[str] = []  # labels by first appearance
+        self._counts: dict[str, int] = {}
+        self._first_seen: dict[str, int] = {}
+        self._history: list[str] = []
+        self._built: set[str] = set()
+        self._pending_build: str | None = None
+        self._routine: list[str] = []  # R3: the steps still to take this turn
+        self._event: ReaderEvent | None = None
+        self._calls = 0
+        self.system_prompt = ""
+        self.tools: list[ToolSpec] = []
+
+    # -- the Actor protocol ---------------------------------------------------------------
+    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None:
+        self.system_prompt, self.tools = system_prompt, list(tools)
+
+    def respond(self, inputs: Sequence[Input]) -> Reply:
+        decision: ReaderEvent | None = None
+        last_result: ToolResult | None = None
+        for item in inputs:
+            if isinstance(item, ToolResult):
+                last_result = item
+                self._absorb_result(item)
+            else:
+                for event in self.reader.read(item.text):
+                    self._see(event)
+                    if not event.auto:
+                        decision = event
+        if decision is not None:
+            self._event = decision
+            return self._decide(decision)
+        return self._continue(last_result)
+
+    # -- memory ---------------------------------------------------------------------------
+    def _see(self, event: ReaderEvent) -> None:
+        t = event.number - 1
+        if t != len(self._history):
+            raise RuntimeError(f"observation skipped from turn {len(self._history)} to {t}")
+        label = event.label
+        if label not in self._counts:
+            self._order.append(label)
+            self._counts[label] = 0
+            self._first_seen[label] = t
+        self._counts[label] += 1
+        self._history.append(label)
+        if event.auto:
+            self._built.add(label)
+
+    def _absorb_result(self, item: ToolResult) -> None:
+        ok = item.result.get("status") == "success"
+        if ok and item.name in ("claim_solver", "write_script") and self._pending_build:
+            self._built.add(self._pending_build)
+            self._pending_build = None
+
+    def _ids(self) -> list[int]:
+        """Class id of each label (by first appearance); the true ids for an oracle."""
+        n = self.config.n_classes
+        if self.oracle is None:
+            return list(range(n))
+        seen: list[int] = []
+        for c in self.oracle.classes:
+            if c not in seen:
+                seen.append(c)
+        return seen + [c for c in range(n) if c not in seen]
+
+    def view(self, event: ReaderEvent) -> GameView:
+        """The ``GameView`` this actor reconstructs from what it has read."""
+        ids = self._ids()
+        cls_of = {label: ids[i] for i, label in enumerate(self._order)}
+        n = self.config.n_classes
+        counts = [0] * n
+        first_seen: list[int | None] = [None] * n
+        for label, c in cls_of.items():
+            counts[c] = self._counts[label]
+            first_seen[c] = self._first_seen[label]
+        return GameView(
+            t=event.number - 1,
+            n_tasks=event.n_tasks,
+            n_classes=n,
+            budget=self.budget,
+            budget_left=int(event.budget_left or 0),
+            cost=self.cost,
+            cls=cls_of[event.label],
+            sighting=self._counts[event.label],
+            counts=tuple(counts),
+            first_seen=tuple(first_seen),
+            built=frozenset(cls_of[x] for x in self._built),
+            history=tuple(cls_of[x] for x in self._history),
+        )
+
+    # -- answering ------------------------------------------------------------------------
+    def _call(self, tool_name: str, **arguments: Any) -> ToolCall:
+        self._calls += 1
+        return ToolCall(name=tool_name, arguments=arguments, call_id=f"call_{self._calls}")
+
+    def _decide(self, event: ReaderEvent) -> Reply:
+        view = self.view(event)
+        commit = bool(self.policy.decide(view))
+        label = event.label
+        reason = (
+            f"{label}: seen {view.sighting} time(s) in {view.t + 1} of {view.n_tasks}; "
+            f"{view.budget_left} left; policy {self.name} says {'build' if commit else 'wait'}."
+        )
+        if self.style == "text":
+            if commit:
+                self._built.add(label)
+            return Reply(text=f"{reason}\nDECISION: {'KEEP' if commit else 'PASS'}")
+        if not commit:
+            if self.style == "build":
+                return Reply(text=f"{reason}\nSkipping this task.")
+            return Reply(text=reason, tool_calls=[self._call("skip_solver")])
+        self._pending_build = label
+        family = _FAMILY_BY_TITLE[label]
+        if self.style == "claim":
+            return Reply(text=reason, tool_calls=[self._call("claim_solver")])
+        if self.style == "code":
+            call = self._call("claim_solver", code=family.reference_code)
+            return Reply(text=reason, tool_calls=[call])
+        self._routine = ["run", "submit"]
+        call = self._call("write_script", name=script_name(label), code=family.reference_code)
+        return Reply(text=reason, tool_calls=[call])
+
+    def _continue(self, result: ToolResult | None) -> Reply:
+        """R3's builder after a tool result: run the script, then submit its output."""
+        event = self._event
+        if result is None or event is None or not self._routine:
+            return Reply(text="Nothing more to do for this task.")
+        ok = result.result.get("status") == "success"
+        step = self._routine.pop(0)
+        if step == "run" and ok:
+            name = script_name(event.label)
+            return Reply(
+                tool_calls=[self._call("run_script", name=name, inputs=event.inputs or {})]
+            )
+        output = result.result.get("output")
+        if step == "submit" and ok and result.result.get("ok") and type(output) is int:
+            self._routine.clear()
+            return Reply(tool_calls=[self._call("submit_answer", answer=output)])
+        self._routine.clear()
+        return Reply(text=f"The previous step failed ({result.result}); ending this task.")
+
+
+class PolicyActorFactory:
+    """Makes a :class:`PolicyActor` per episode; the policy object is built once and reset."""
+
+    def __init__(
+        self, spec: str, config: StreamConfig, cost: float = 0.0, budget: int | None = None
+    ) -> None:
+        self.name = spec
+        self.config = config
+        self.cost = float(cost)
+        self.budget = config.budget if budget is None else budget
+        self.policy = make_policy(spec, config, cost=cost, budget=self.budget)
+        self.oracle = self.policy.name.split(":")[0] == "hindsight" or spec == "hindsight"
+
+    def __call__(self, episode: EpisodeInfo) -> PolicyActor:
+        return PolicyActor(
+            self.policy,
+            episode.framing,
+            config=self.config,
+            cost=episode.cost,
+            budget=episode.budget,
+            seed=episode.seed,
+            oracle=episode.stream if self.oracle else None,
+        )

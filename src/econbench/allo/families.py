@@ -1,0 +1,636 @@
+"""The eight AlloBench problem families (spec §4): one per task class.
+
+Each family bundles a parameter generator, an exact ground-truth solver, a precise problem
+statement (the same text is shown in R1, R2 and R3), a short cover story that frames the
+family as a recurring business chore (R1), and ``reference_code``: the source of a correct,
+standalone ``def solve(inputs: dict) -> int`` using only the standard library, which the
+scripted R3 builder writes into the sandbox. ``solve`` and ``reference_code`` are written
+with different algorithms on purpose, so a test that compares them checks something.
+
+Class id ``c`` uses ``FAMILIES[c % 8]``; every occurrence of a class gets fresh parameters
+from ``instance_for(seed, t, cls)``, seeded by ``np.random.default_rng([seed, t, cls, SALT])``.
+
+Ranges, with instance magnitude ``m`` (default 100). The spec writes ``2–30·m``; we read the
+factor ``m`` as applying to both ends (``[2m, 30m]``), like ``11m–120m``. Fractional bounds
+are rounded inwards (lower bound up, upper bound down). Where the spec is silent we chose:
+
+- ``lcg``: x0 in [50, 300], a in [2m, 30m], b in [m, 30m], modulus in [300m, 1200m],
+  steps in [6, 12]; answer = x after ``steps`` applications of x <- (a*x + b) mod modulus.
+- ``modpow``: modulus in [137m, 9973m] (any integer, not necessarily prime), base in
+  [2, modulus - 1] (so the base is already reduced and never trivially 0 or 1), exponent in
+  [max(10, m/8), max(30, m/3)] = [13, 33] at m = 100; answer = base^exponent mod modulus.
+- ``continued_frac``: 3–4 terms, each in [11m, 120m]; answer = the numerator of
+  [a0; a1, ..., ak] written as a fraction in lowest terms (convergent numerators are always
+  coprime to their denominators, so "final convergent numerator" is the same number).
+- ``crt_solve``: 4–5 distinct primes in [101, 3000], residues r_i in [0, p_i - 1]; answer =
+  the smallest non-negative x with x ≡ r_i (mod p_i) for all i (unique below the product).
+- ``josephus``: n in [0.8m, 2m], k in [3, 9]; people numbered 1..n stand in a circle,
+  counting starts at person 1 and every k-th person leaves; answer = the 1-based number of
+  the survivor (so josephus(7, 3) = 4).
+- ``quadratic_map_mod``: modulus in [300m, 1200m], x0 in [2, modulus - 1], c in
+  [1, modulus - 1], steps in [15, 30]; answer = x after ``steps`` applications of
+  x <- (x*x + c) mod modulus.
+- ``xorshift_steps``: 32-bit seed in [1, 2^32 - 1], a in {11, 13}, b in {7, 9},
+  c in {15, 17}, steps in [12, 25]; one step is x ^= x << a; x ^= x >> b; x ^= x << c,
+  each result masked to 32 bits; answer = the state after ``steps`` steps.
+- ``matrix_power_mod``: a 2x2 matrix with entries in [2, 40], power in [25, 45], modulus in
+  [137m, 9973m]; answer = (sum of the four entries of A^power) mod modulus, a number in
+  [0, modulus - 1] (equal to summing the entries of A^power mod modulus, then reducing).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+SALT = 0xA110_FA31
+"""Names the instance-parameter stream: ``default_rng([seed, t, cls, SALT])``."""
+
+DEFAULT_MAGNITUDE = 100
+
+Params = dict[str, Any]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _randint(rng: np.random.Generator, lo: int, hi: int) -> int:
+    """A uniform integer in the closed range [lo, hi], as a plain Python int."""
+    if hi < lo:
+        raise ValueError(f"empty range [{lo}, {hi}]")
+    return int(rng.integers(lo, hi, endpoint=True))
+
+
+def _inputs_line(params: Params) -> str:
+    return f"Inputs (the `inputs` dict passed to `solve`): {json.dumps(params, sort_keys=True)}"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A problem family: generator, ground truth, statement, cover story, reference code."""
+
+    name: str
+    title: str
+    cover_story: str
+    reference_code: str
+    ranges: Callable[[int], dict[str, tuple[int, int]]] = field(repr=False)
+    _generate: Callable[[np.random.Generator, int], Params] = field(repr=False)
+    _solve: Callable[[Params], int] = field(repr=False)
+    _describe: Callable[[Params], str] = field(repr=False)
+
+    def generate(self, rng: np.random.Generator, m: int = DEFAULT_MAGNITUDE) -> Params:
+        """Fresh JSON-able parameters for one occurrence (magnitude ``m``)."""
+        if m < 1:
+            raise ValueError("magnitude m must be >= 1")
+        return self._generate(rng, m)
+
+    def solve(self, params: Params) -> int:
+        """The exact ground-truth answer."""
+        return int(self._solve(params))
+
+    def describe(self, params: Params) -> str:
+        """The problem statement shown to the model (identical in R1–R3)."""
+        return (
+            f"{self._describe(params)}\n{_inputs_line(params)}\n"
+            "The answer is a single exact integer."
+        )
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One occurrence's problem: its family, parameters and exact answer."""
+
+    family: str
+    params: Params
+    answer: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.family, "params": self.params, "answer": self.answer}
+
+
+# --------------------------------------------------------------------------- lcg
+
+
+def _lcg_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {
+        "x0": (50, 300),
+        "a": (2 * m, 30 * m),
+        "b": (m, 30 * m),
+        "modulus": (300 * m, 1200 * m),
+        "steps": (6, 12),
+    }
+
+
+def _lcg_generate(rng: np.random.Generator, m: int) -> Params:
+    r = _lcg_ranges(m)
+    return {k: _randint(rng, *r[k]) for k in ("x0", "a", "b", "modulus", "steps")}
+
+
+def _lcg_solve(p: Params) -> int:
+    # Compose the affine map x -> a*x + b with itself `steps` times by repeated squaring.
+    mod = p["modulus"]
+    mul, add = 1, 0  # accumulated map x -> mul*x + add
+    sq_mul, sq_add = p["a"] % mod, p["b"] % mod
+    n = p["steps"]
+    while n:
+        if n & 1:
+            mul, add = (sq_mul * mul) % mod, (sq_mul * add + sq_add) % mod
+        sq_mul, sq_add = (sq_mul * sq_mul) % mod, (sq_mul * sq_add + sq_add) % mod
+        n >>= 1
+    return (mul * p["x0"] + add) % mod
+
+
+def _lcg_describe(p: Params) -> str:
+    return (
+        "Linear congruential generator. Start from x = x0 and apply the update "
+        "x <- (a*x + b) mod modulus exactly `steps` times. Report the final x "
+        f"(x0 = {p['x0']}, a = {p['a']}, b = {p['b']}, modulus = {p['modulus']}, "
+        f"steps = {p['steps']})."
+    )
+
+
+_LCG_CODE = """\
+def solve(inputs: dict) -> int:
+    x = inputs["x0"]
+    for _ in range(inputs["steps"]):
+        x = (inputs["a"] * x + inputs["b"]) % inputs["modulus"]
+    return x
+"""
+
+# --------------------------------------------------------------------------- modpow
+
+
+def _modpow_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {
+        "modulus": (137 * m, 9973 * m),
+        "exponent": (max(10, _ceil_div(m, 8)), max(30, m // 3)),
+    }
+
+
+def _modpow_generate(rng: np.random.Generator, m: int) -> Params:
+    r = _modpow_ranges(m)
+    modulus = _randint(rng, *r["modulus"])
+    base = _randint(rng, 2, modulus - 1)
+    exponent = _randint(rng, *r["exponent"])
+    return {"base": base, "exponent": exponent, "modulus": modulus}
+
+
+def _modpow_solve(p: Params) -> int:
+    return pow(p["base"], p["exponent"], p["modulus"])
+
+
+def _modpow_describe(p: Params) -> str:
+    return (
+        "Modular exponentiation. Compute base^exponent mod modulus "
+        f"(base = {p['base']}, exponent = {p['exponent']}, modulus = {p['modulus']})."
+    )
+
+
+_MODPOW_CODE = """\
+def solve(inputs: dict) -> int:
+    base = inputs["base"] % inputs["modulus"]
+    exponent = inputs["exponent"]
+    modulus = inputs["modulus"]
+    result = 1 % modulus
+    while exponent > 0:
+        if exponent % 2 == 1:
+            result = (result * base) % modulus
+        base = (base * base) % modulus
+        exponent //= 2
+    return result
+"""
+
+# --------------------------------------------------------------------------- continued_frac
+
+
+def _cf_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {"n_terms": (3, 4), "term": (11 * m, 120 * m)}
+
+
+def _cf_generate(rng: np.random.Generator, m: int) -> Params:
+    r = _cf_ranges(m)
+    n = _randint(rng, *r["n_terms"])
+    return {"terms": [_randint(rng, *r["term"]) for _ in range(n)]}
+
+
+def _cf_solve(p: Params) -> int:
+    terms = p["terms"]
+    value = Fraction(terms[-1])
+    for a in reversed(terms[:-1]):
+        value = a + 1 / value
+    return value.numerator
+
+
+def _cf_describe(p: Params) -> str:
+    return (
+        "Continued fraction. Evaluate the finite simple continued fraction "
+        "[a0; a1, ..., ak] = a0 + 1/(a1 + 1/(... + 1/ak)) with terms "
+        f"{p['terms']} as a fraction in lowest terms, and report its numerator."
+    )
+
+
+_CF_CODE = """\
+def solve(inputs: dict) -> int:
+    # Convergent recurrence: h_n = a_n * h_(n-1) + h_(n-2), with h_(-1) = 1, h_(-2) = 0.
+    h_prev2, h_prev1 = 0, 1
+    for a in inputs["terms"]:
+        h_prev2, h_prev1 = h_prev1, a * h_prev1 + h_prev2
+    return h_prev1
+"""
+
+# --------------------------------------------------------------------------- crt_solve
+
+_CRT_PRIME_RANGE = (101, 3000)
+
+
+def _primes_between(lo: int, hi: int) -> tuple[int, ...]:
+    sieve = bytearray([1]) * (hi + 1)
+    sieve[0:2] = b"\x00\x00"
+    for i in range(2, math.isqrt(hi) + 1):
+        if sieve[i]:
+            sieve[i * i :: i] = bytearray(len(sieve[i * i :: i]))
+    return tuple(i for i in range(lo, hi + 1) if sieve[i])
+
+
+_CRT_PRIMES = _primes_between(*_CRT_PRIME_RANGE)
+
+
+def _crt_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {"n_primes": (4, 5), "prime": _CRT_PRIME_RANGE}
+
+
+def _crt_generate(rng: np.random.Generator, m: int) -> Params:
+    n = _randint(rng, 4, 5)
+    idx = rng.choice(len(_CRT_PRIMES), size=n, replace=False)
+    primes = [int(_CRT_PRIMES[i]) for i in idx]
+    residues = [_randint(rng, 0, p - 1) for p in primes]
+    return {"moduli": primes, "residues": residues}
+
+
+def _crt_solve(p: Params) -> int:
+    x, step = 0, 1
+    for r, q in zip(p["residues"], p["moduli"], strict=True):
+        # Solve x + step*j ≡ r (mod q) for j using the inverse of step mod q.
+        j = ((r - x) * pow(step, -1, q)) % q
+        x, step = x + step * j, step * q
+    return x % step
+
+
+def _crt_describe(p: Params) -> str:
+    pairs = ", ".join(f"x ≡ {r} (mod {q})" for r, q in zip(p["residues"], p["moduli"], strict=True))
+    return (
+        "Chinese remainder theorem. The moduli are distinct primes. Find the smallest "
+        f"non-negative integer x satisfying all of: {pairs}."
+    )
+
+
+_CRT_CODE = """\
+def solve(inputs: dict) -> int:
+    x, step = 0, 1
+    for r, q in zip(inputs["residues"], inputs["moduli"]):
+        while x % q != r % q:
+            x += step
+        step *= q
+    return x
+"""
+
+# --------------------------------------------------------------------------- josephus
+
+
+def _josephus_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {"n": (_ceil_div(4 * m, 5), 2 * m), "k": (3, 9)}
+
+
+def _josephus_generate(rng: np.random.Generator, m: int) -> Params:
+    r = _josephus_ranges(m)
+    return {"n": _randint(rng, *r["n"]), "k": _randint(rng, *r["k"])}
+
+
+def _josephus_solve(p: Params) -> int:
+    pos = 0  # 0-based survivor for a circle of 1
+    for size in range(2, p["n"] + 1):
+        pos = (pos + p["k"]) % size
+    return pos + 1
+
+
+def _josephus_describe(p: Params) -> str:
+    return (
+        f"Josephus problem. n = {p['n']} people numbered 1 to n stand in a circle. Counting "
+        "starts at person 1; every k-th person counted leaves the circle "
+        f"(k = {p['k']}) and counting resumes with the next person still present. Report "
+        "the 1-based number of the last person remaining (for n = 7, k = 3 it is 4)."
+    )
+
+
+_JOSEPHUS_CODE = """\
+def solve(inputs: dict) -> int:
+    people = list(range(1, inputs["n"] + 1))
+    index = 0
+    while len(people) > 1:
+        index = (index + inputs["k"] - 1) % len(people)
+        people.pop(index)
+    return people[0]
+"""
+
+# --------------------------------------------------------------------------- quadratic_map_mod
+
+
+def _qmap_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {"modulus": (300 * m, 1200 * m), "steps": (15, 30)}
+
+
+def _qmap_generate(rng: np.random.Generator, m: int) -> Params:
+    r = _qmap_ranges(m)
+    modulus = _randint(rng, *r["modulus"])
+    return {
+        "x0": _randint(rng, 2, modulus - 1),
+        "c": _randint(rng, 1, modulus - 1),
+        "modulus": modulus,
+        "steps": _randint(rng, *r["steps"]),
+    }
+
+
+def _qmap_solve(p: Params) -> int:
+    # Exact big-integer arithmetic, reducing only when needed keeps this independent
+    # of the reference code's order of operations.
+    x = p["x0"]
+    for _ in range(p["steps"]):
+        x = x * x + p["c"]
+        x -= (x // p["modulus"]) * p["modulus"]
+    return x
+
+
+def _qmap_describe(p: Params) -> str:
+    return (
+        "Quadratic map. Start from x = x0 and apply x <- (x*x + c) mod modulus exactly "
+        f"`steps` times. Report the final x (x0 = {p['x0']}, c = {p['c']}, "
+        f"modulus = {p['modulus']}, steps = {p['steps']})."
+    )
+
+
+_QMAP_CODE = """\
+def solve(inputs: dict) -> int:
+    x = inputs["x0"] % inputs["modulus"]
+    for _ in range(inputs["steps"]):
+        x = (x * x + inputs["c"]) % inputs["modulus"]
+    return x
+"""
+
+# --------------------------------------------------------------------------- xorshift_steps
+
+_MASK32 = 0xFFFF_FFFF
+
+
+def _xorshift_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {"seed": (1, _MASK32), "steps": (12, 25)}
+
+
+def _xorshift_generate(rng: np.random.Generator, m: int) -> Params:
+    return {
+        "seed": _randint(rng, 1, _MASK32),
+        "a": int(rng.choice([11, 13])),
+        "b": int(rng.choice([7, 9])),
+        "c": int(rng.choice([15, 17])),
+        "steps": _randint(rng, 12, 25),
+    }
+
+
+def _xorshift_solve(p: Params) -> int:
+    # numpy uint32 arithmetic wraps at 32 bits by itself: an independent check of the
+    # reference code's explicit masking.
+    x = np.uint32(p["seed"])
+    a, b, c = np.uint32(p["a"]), np.uint32(p["b"]), np.uint32(p["c"])
+    for _ in range(p["steps"]):
+        x ^= x << a
+        x ^= x >> b
+        x ^= x << c
+    return int(x)
+
+
+def _xorshift_describe(p: Params) -> str:
+    return (
+        "Xorshift generator on a 32-bit unsigned state. Start from x = seed; one step is "
+        "x ^= (x << a); x ^= (x >> b); x ^= (x << c), where every result is truncated to "
+        "its low 32 bits (x & 0xFFFFFFFF) and >> is a logical shift. Apply exactly `steps` "
+        f"steps and report the final state as an unsigned integer (seed = {p['seed']}, "
+        f"a = {p['a']}, b = {p['b']}, c = {p['c']}, steps = {p['steps']})."
+    )
+
+
+_XORSHIFT_CODE = """\
+def solve(inputs: dict) -> int:
+    mask = 0xFFFFFFFF
+    x = inputs["seed"] & mask
+    for _ in range(inputs["steps"]):
+        x ^= (x << inputs["a"]) & mask
+        x ^= x >> inputs["b"]
+        x ^= (x << inputs["c"]) & mask
+    return x
+"""
+
+# --------------------------------------------------------------------------- matrix_power_mod
+
+
+def _matrix_ranges(m: int) -> dict[str, tuple[int, int]]:
+    return {"entry": (2, 40), "power": (25, 45), "modulus": (137 * m, 9973 * m)}
+
+
+def _matrix_generate(rng: np.random.Generator, m: int) -> Params:
+    r = _matrix_ranges(m)
+    return {
+        "matrix": [[_randint(rng, *r["entry"]) for _ in range(2)] for _ in range(2)],
+        "power": _randint(rng, *r["power"]),
+        "modulus": _randint(rng, *r["modulus"]),
+    }
+
+
+def _matrix_solve(p: Params) -> int:
+    # Exact (unreduced) powers by repeated multiplication; reduce only the final sum.
+    a = p["matrix"]
+    result = [[1, 0], [0, 1]]
+    for _ in range(p["power"]):
+        result = [
+            [sum(result[i][k] * a[k][j] for k in range(2)) for j in range(2)] for i in range(2)
+        ]
+    return sum(sum(row) for row in result) % p["modulus"]
+
+
+def _matrix_describe(p: Params) -> str:
+    return (
+        f"Matrix power modulo M. Let A be the 2x2 matrix {p['matrix']} (rows). Compute "
+        f"A^power (power = {p['power']}) and report the sum of its four entries modulo "
+        f"modulus = {p['modulus']}, i.e. a number between 0 and modulus - 1 (reducing the "
+        "entries modulo modulus along the way gives the same result)."
+    )
+
+
+_MATRIX_CODE = """\
+def solve(inputs: dict) -> int:
+    mod = inputs["modulus"]
+
+    def mul(x, y):
+        return [
+            [(x[0][0] * y[0][0] + x[0][1] * y[1][0]) % mod,
+             (x[0][0] * y[0][1] + x[0][1] * y[1][1]) % mod],
+            [(x[1][0] * y[0][0] + x[1][1] * y[1][0]) % mod,
+             (x[1][0] * y[0][1] + x[1][1] * y[1][1]) % mod],
+        ]
+
+    result = [[1 % mod, 0], [0, 1 % mod]]
+    base = [[v % mod for v in row] for row in inputs["matrix"]]
+    power = inputs["power"]
+    while power > 0:
+        if power & 1:
+            result = mul(result, base)
+        base = mul(base, base)
+        power >>= 1
+    return (sum(result[0]) + sum(result[1])) % mod
+"""
+
+# --------------------------------------------------------------------------- registry
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        name="lcg",
+        title="Linear congruential generator",
+        cover_story=(
+            "Every night the ticketing system issues a batch of reference numbers from a "
+            "linear congruential generator, and auditors ask which number a given batch "
+            "ended on."
+        ),
+        reference_code=_LCG_CODE,
+        ranges=_lcg_ranges,
+        _generate=_lcg_generate,
+        _solve=_lcg_solve,
+        _describe=_lcg_describe,
+    ),
+    Family(
+        name="modpow",
+        title="Modular exponentiation",
+        cover_story=(
+            "The licensing desk verifies customer activation codes, each of which requires "
+            "raising a number to a power modulo the product's key modulus."
+        ),
+        reference_code=_MODPOW_CODE,
+        ranges=_modpow_ranges,
+        _generate=_modpow_generate,
+        _solve=_modpow_solve,
+        _describe=_modpow_describe,
+    ),
+    Family(
+        name="continued_frac",
+        title="Continued fraction numerator",
+        cover_story=(
+            "The gearing workshop receives gear-ratio orders written as continued "
+            "fractions and must quote the tooth count of the driving gear, the numerator "
+            "of the reduced ratio."
+        ),
+        reference_code=_CF_CODE,
+        ranges=_cf_ranges,
+        _generate=_cf_generate,
+        _solve=_cf_solve,
+        _describe=_cf_describe,
+    ),
+    Family(
+        name="crt_solve",
+        title="Chinese remainder system",
+        cover_story=(
+            "Logistics reconciles shipment counts reported only as remainders by several "
+            "scanners with prime-sized bins, and must recover the smallest consistent count."
+        ),
+        reference_code=_CRT_CODE,
+        ranges=_crt_ranges,
+        _generate=_crt_generate,
+        _solve=_crt_solve,
+        _describe=_crt_describe,
+    ),
+    Family(
+        name="josephus",
+        title="Josephus elimination",
+        cover_story=(
+            "The team-building office runs elimination raffles around a circle of "
+            "employees and must announce in advance who will be the last one standing."
+        ),
+        reference_code=_JOSEPHUS_CODE,
+        ranges=_josephus_ranges,
+        _generate=_josephus_generate,
+        _solve=_josephus_solve,
+        _describe=_josephus_describe,
+    ),
+    Family(
+        name="quadratic_map_mod",
+        title="Quadratic map modulo M",
+        cover_story=(
+            "A legacy loyalty-card system scrambles member numbers by repeatedly squaring "
+            "and adding a constant modulo its card range; support staff must predict the "
+            "scrambled number."
+        ),
+        reference_code=_QMAP_CODE,
+        ranges=_qmap_ranges,
+        _generate=_qmap_generate,
+        _solve=_qmap_solve,
+        _describe=_qmap_describe,
+    ),
+    Family(
+        name="xorshift_steps",
+        title="Xorshift state",
+        cover_story=(
+            "The game studio's replay system stores only an xorshift seed; QA must "
+            "reproduce the 32-bit random state after a given number of steps."
+        ),
+        reference_code=_XORSHIFT_CODE,
+        ranges=_xorshift_ranges,
+        _generate=_xorshift_generate,
+        _solve=_xorshift_solve,
+        _describe=_xorshift_describe,
+    ),
+    Family(
+        name="matrix_power_mod",
+        title="Matrix power checksum",
+        cover_story=(
+            "The population-planning team projects two linked cohorts forward with a 2x2 "
+            "transition matrix and files a checksum of the projection modulo the ledger "
+            "modulus."
+        ),
+        reference_code=_MATRIX_CODE,
+        ranges=_matrix_ranges,
+        _generate=_matrix_generate,
+        _solve=_matrix_solve,
+        _describe=_matrix_describe,
+    ),
+)
+
+FAMILY_NAMES: tuple[str, ...] = tuple(f.name for f in FAMILIES)
+_BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
+
+
+def get_family(name: str) -> Family:
+    """The family called ``name`` (raises KeyError with the valid names)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown family {name!r}; expected one of {FAMILY_NAMES}") from None
+
+
+def family_for_class(cls: int) -> Family:
+    """Class id ``cls`` uses ``FAMILIES[cls % 8]``."""
+    if cls < 0:
+        raise ValueError("class ids are non-negative")
+    return FAMILIES[cls % len(FAMILIES)]
+
+
+def instance_for(seed: int, t: int, cls: int, m: int = DEFAULT_MAGNITUDE) -> Instance:
+    """Fresh, deterministic parameters and answer for class ``cls`` at turn ``t``."""
+    if seed < 0 or t < 0 or cls < 0:
+        raise ValueError("seed, t and cls must be non-negative")
+    family = family_for_class(cls)
+    rng = np.random.default_rng([seed, t, cls, SALT])
+    params = family.generate(rng, m)
+    return Instance(family=family.name, params=params, answer=family.solve(params))

@@ -1,0 +1,52 @@
+"""The framing ladder (spec §4): one game, four renderings, from balls in a bag to real code.
+
+``get_framing("r0", skin="chest")`` builds a framing; ``FRAMINGS`` maps each rung's name to its
+class. Every framing plays the same stream with the same seeds; see ``base.py`` for the
+interface the runner uses and each module for its rung's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from econbench.allo.framings.base import Framing, FramingEpisode, TurnOutcome
+from econbench.allo.framings.build import BuildFraming
+from econbench.allo.framings.code import CodeFraming, check_solver_code
+from econbench.allo.framings.declarative import DeclarativeFraming
+from econbench.allo.framings.urn import SKIN_NAMES, UrnFraming, get_skin, parse_decision
+
+FRAMINGS: dict[str, type[Framing]] = {
+    "r0": UrnFraming,
+    "r1": DeclarativeFraming,
+    "r2": CodeFraming,
+    "r3": BuildFraming,
+}
+
+
+def get_framing(name: str, *, skin: str = "default", **options: Any) -> Framing:
+    """The framing called ``name`` ("r0".."r3"); ``skin`` applies to R0 only.
+
+    R3 accepts ``sandbox=`` (a ``Sandbox``) and ``workers=`` (parallel automatic runs).
+    Raises ``ValueError`` for an unknown name or skin, or a skin given to another rung.
+    """
+    key = name.lower().strip()
+    if key not in FRAMINGS:
+        raise ValueError(f"unknown framing {name!r}; choose one of {', '.join(FRAMINGS)}")
+    if key == "r0":
+        return UrnFraming(skin=skin, **options)
+    if skin != "default":
+        raise ValueError(f"--skin applies to the r0 urn only, not to {key}")
+    return FRAMINGS[key](**options)
+
+
+__all__ = [
+    "FRAMINGS",
+    "SKIN_NAMES",
+    "Framing",
+    "FramingEpisode",
+    "TurnOutcome",
+    "check_solver_code",
+    "get_framing",
+    "get_skin",
+    "parse_decision",
+]

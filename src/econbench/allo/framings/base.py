@@ -1,0 +1,225 @@
+"""What every framing (spec §4) shares: prompt templates, per-turn outcomes, the episode API.
+
+A *framing* renders the same game (``econbench.allo.game.Game``) in some language — balls in a
+bag, problem families with a decide-only tool, code, real scripts. The runner
+(``econbench.allo.runner``) owns the game and the actor; a framing only
+
+- writes the system prompt and the observation text of every turn,
+- exposes its tools (a ``Toolkit``) and says when a decision turn is over and what was decided,
+- describes the automatic turns (a class that already has a tool) as one-line notices.
+
+Prompt text lives in ``econbench/allo/prompts/*.md`` (``string.Template`` syntax, ``$name``), so
+researchers can read and diff it without reading code.
+
+Each framing also ships an :class:`ObservationReader`, the parser a scripted actor uses to read
+the observation texts: reference policies see exactly what a model sees and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import Any, ClassVar
+
+from econbench.agents.tools import Toolkit, ToolSpec
+from econbench.allo.game import Turn
+from econbench.allo.stream import Stream
+
+
+@cache
+def prompt(name: str) -> Template:
+    """The prompt template ``prompts/<name>.md`` (trailing whitespace stripped)."""
+    text = resources.files("econbench.allo").joinpath("prompts", f"{name}.md").read_text("utf-8")
+    return Template(text.rstrip())
+
+
+def render(template: str, **values: Any) -> str:
+    """Fill the prompt template ``template``; a missing value is a bug and raises ``KeyError``."""
+    return prompt(template).substitute(**{k: str(v) for k, v in values.items()})
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``"1 keep"``, ``"2 keeps"``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def format_cost(cost: float) -> str:
+    """A charge as people write it: ``10`` not ``10.0``, ``2.5`` stays."""
+    return str(int(cost)) if float(cost).is_integer() else repr(float(cost))
+
+
+@dataclass
+class TurnOutcome:
+    """How a decision turn ended.
+
+    ``commit`` is what the game is told; ``resolved`` is False when the actor's reply could not
+    be read as a decision (it then counts as PASS); ``rebuilds`` are R3 overwrites to charge
+    after the commit; ``record`` holds framing-specific fields for the per-turn log.
+    """
+
+    commit: bool
+    resolved: bool = True
+    reason: str | None = None
+    rebuilds: int = 0
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AutoTurn:
+    """An automatic turn (the class already has a tool): its notice and log fields."""
+
+    notice: str
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReaderEvent:
+    """One turn as a reader recovers it from observation text."""
+
+    number: int  # 1-based turn number as printed ("Draw 5 of 60" -> 5)
+    n_tasks: int
+    label: str  # the class label as printed (a colour, a family title)
+    auto: bool  # a notice about an automatic turn, not a question
+    budget_left: int | None = None  # on decision turns
+    inputs: dict[str, Any] | None = None  # R2/R3: the instance inputs
+
+
+class ObservationReader:
+    """Parses observation texts of one framing into :class:`ReaderEvent`s.
+
+    ``labels`` are the class labels the system prompt lists; a turn line starts with
+    ``head`` (a regex with groups ``number`` and ``n_tasks``) followed by text naming exactly
+    one label. Lines that are not turn lines are ignored.
+    """
+
+    _BUDGET = re.compile(r"You have (\d+) \w+ left")
+    _INPUTS = re.compile(r"^Inputs \([^)]*\): (\{.*\})\s*$", re.M)
+
+    def __init__(self, labels: list[str], head: str, whole_word: bool = True) -> None:
+        self.labels = list(labels)
+        self._head = re.compile(head)
+        by_length = sorted(self.labels, key=len, reverse=True)
+        alternatives = "|".join(re.escape(x) for x in by_length)
+        pattern = rf"\b({alternatives})\b" if whole_word else rf"({alternatives})"
+        self._label = re.compile(pattern)
+
+    def read(self, text: str) -> list[ReaderEvent]:
+        lines = text.splitlines()
+        heads = [(i, m) for i, line in enumerate(lines) if (m := self._head.match(line))]
+        events: list[ReaderEvent] = []
+        for k, (i, m) in enumerate(heads):
+            end = heads[k + 1][0] if k + 1 < len(heads) else len(lines)
+            block = "\n".join(lines[i:end])
+            rest = lines[i][m.end() :]
+            found = self._label.search(rest)
+            if found is None:
+                raise ValueError(f"no class label in turn line {lines[i]!r}")
+            budget = self._BUDGET.search(block)
+            inputs = self._INPUTS.search(block)
+            events.append(
+                ReaderEvent(
+                    number=int(m.group("number")),
+                    n_tasks=int(m.group("n_tasks")),
+                    label=found.group(1),
+                    auto=budget is None,
+                    budget_left=int(budget.group(1)) if budget else None,
+                    inputs=json.loads(inputs.group(1)) if inputs else None,
+                )
+            )
+        return events
+
+
+class FramingEpisode(ABC):
+    """One episode of one framing: its prompt, tools and per-turn state.
+
+    The runner calls ``begin_turn`` for every decision turn, then either ``outcome_from_text``
+    (framings without tools) or the toolkit and ``turn_over``/``end_turn``; it calls
+    ``auto_turn`` for every automatic turn, with ``told=False`` once the session is over.
+    """
+
+    toolkit: Toolkit | None = None
+
+    def __init__(self, framing: Framing, stream: Stream, cost: float, budget: int) -> None:
+        self.framing = framing
+        self.stream = stream
+        self.cost = float(cost)
+        self.budget = budget
+        self.turn: Turn | None = None
+
+    @property
+    def n_tasks(self) -> int:
+        return self.stream.config.n_tasks
+
+    @abstractmethod
+    def system_prompt(self) -> str: ...
+
+    def tools(self) -> list[ToolSpec]:
+        return self.toolkit.specs() if self.toolkit is not None else []
+
+    @abstractmethod
+    def label(self, cls: int) -> str:
+        """The name under which class ``cls`` is shown."""
+
+    @abstractmethod
+    def begin_turn(self, turn: Turn, budget_left: int) -> str:
+        """Start a decision turn; return its observation text."""
+
+    @abstractmethod
+    def auto_turn(self, turn: Turn, told: bool) -> AutoTurn:
+        """Handle an automatic turn; ``told`` is False after the session has ended."""
+
+    def auto_turns(self, turns: list[Turn], told: bool) -> list[AutoTurn]:
+        """Several consecutive automatic turns (a framing may batch or parallelise them)."""
+        return [self.auto_turn(turn, told) for turn in turns]
+
+    def outcome_from_text(self, text: str) -> TurnOutcome:  # pragma: no cover - tool framings
+        raise NotImplementedError(f"{self.framing.name} decides through tools")
+
+    def turn_over(self) -> bool:
+        """Whether the tool calls so far have ended the current turn."""
+        return False
+
+    def end_turn(self, why: str) -> TurnOutcome:  # pragma: no cover - text framings
+        """Close the turn: ``why`` is "tool", "no_call", "call_limit" or "token_limit"."""
+        raise NotImplementedError
+
+    def episode_record(self) -> dict[str, Any]:
+        """Framing-specific fields of the episode record (R3 adds its scores)."""
+        return {}
+
+
+class Framing(ABC):
+    """A rung of the ladder: its name, limits and how to start an episode.
+
+    ``max_tokens`` is the per-reply limit handed to ``Actor.start``; ``episode_max_tokens``
+    caps an episode's total usage (R3); ``max_calls_per_turn`` bounds tool calls per turn.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    uses_tools: ClassVar[bool] = True
+    max_tokens: ClassVar[int]
+    episode_max_tokens: ClassVar[int | None] = None
+    max_calls_per_turn: ClassVar[int] = 1
+    reply_style: ClassVar[str]  # how a scripted actor answers: "text", "claim", "code", "build"
+
+    @abstractmethod
+    def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode: ...
+
+    @abstractmethod
+    def reader(self) -> ObservationReader: ...
+
+    def describe(self) -> dict[str, Any]:
+        """The framing's settings, for configs and summaries."""
+        return {
+            "framing": self.name,
+            "title": self.title,
+            "max_tokens": self.max_tokens,
+            "episode_max_tokens": self.episode_max_tokens,
+            "max_calls_per_turn": self.max_calls_per_turn,
+        }

@@ -1,0 +1,176 @@
+"""R1, declarative (spec §4): problem families with cover stories; decide only, by tool.
+
+Class ``c`` is the problem family ``FAMILIES[c % 8]`` (``econbench.allo.families``); every
+occurrence shows the family's title, cover story and a fresh instance statement
+(``instance_for(seed, t, cls)``). The agent is told to decide only, not to compute, and has two
+argument-free tools, ``claim_solver()`` (COMMIT) and ``skip_solver()`` (PASS).
+
+Choices where the spec is silent:
+
+- A turn ends at the first successful ``claim_solver``/``skip_solver``. A failed call (unknown
+  tool, unexpected arguments) returns an error result and the actor may try again, up to
+  ``max_calls_per_turn`` = 3 calls; a reply without a tool call, or a third failed call, ends
+  the turn as an *unresolved PASS*.
+- Automatic turns are batched as one-line notices at the top of the next question (as in R0).
+- The system prompt lists the family titles (as R0 lists the colours), in class order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from econbench.agents.tools import ToolError, Toolkit, tool
+from econbench.allo.families import FAMILIES, Family, Instance, family_for_class, instance_for
+from econbench.allo.framings.base import (
+    AutoTurn,
+    Framing,
+    FramingEpisode,
+    ObservationReader,
+    TurnOutcome,
+    format_cost,
+    plural,
+    render,
+)
+from econbench.allo.game import Turn
+from econbench.allo.stream import Stream
+
+TASK_HEAD = r"^Task (?P<number>\d+) of (?P<n_tasks>\d+) — "
+
+
+class DecisionToolkit(Toolkit):
+    """Per-turn decision state shared by the R1 and R2 toolkits."""
+
+    def __init__(self) -> None:
+        self.decision: bool | None = None
+
+    def reset(self) -> None:
+        self.decision = None
+
+    def _decide(self, commit: bool) -> None:
+        if self.decision is not None:
+            raise ToolError("this task is already decided")
+        self.decision = commit
+
+
+class DeclarativeToolkit(DecisionToolkit):
+    """R1's tools: decide without computing anything."""
+
+    @tool("write")
+    def claim_solver(self) -> dict[str, Any]:
+        """Build a solver for the current task's family.
+
+        The solver solves this task and every later task of the same family automatically.
+        It uses up one of your builds and cannot be undone.
+        """
+        self._decide(True)
+        return {"decision": "claimed", "message": "Solver built for this family."}
+
+    @tool("write")
+    def skip_solver(self) -> dict[str, Any]:
+        """Skip the current task without building a solver; the task stays unsolved."""
+        self._decide(False)
+        return {"decision": "skipped", "message": "Task skipped."}
+
+
+class SolverEpisode(FramingEpisode):
+    """An episode of a solver framing (R1, R2): family tasks, claim/skip decisions."""
+
+    toolkit: DecisionToolkit
+    system_template = "r1_system"
+    task_template = "r1_task"
+
+    def __init__(self, framing: Framing, stream: Stream, cost: float, budget: int) -> None:
+        super().__init__(framing, stream, cost, budget)
+        if stream.config.n_classes > len(FAMILIES):
+            raise ValueError(
+                f"{framing.name} has {len(FAMILIES)} problem families; too many classes"
+            )
+        self.toolkit = self.make_toolkit()
+        self.instance: Instance | None = None
+
+    def make_toolkit(self) -> DecisionToolkit:
+        return DeclarativeToolkit()
+
+    def family(self, cls: int) -> Family:
+        return family_for_class(cls)
+
+    def label(self, cls: int) -> str:
+        return self.family(cls).title
+
+    def family_list(self) -> str:
+        n = self.stream.config.n_classes
+        return "\n".join(f"- {self.label(c)}" for c in range(n))
+
+    def cost_rule(self) -> str:
+        if self.cost <= 0:
+            return ""
+        return " " + render("solver_cost_rule", cost=format_cost(self.cost))
+
+    def system_prompt(self) -> str:
+        return render(
+            self.system_template,
+            n_tasks=self.n_tasks,
+            n_classes=self.stream.config.n_classes,
+            family_list=self.family_list(),
+            budget=self.budget,
+            build_word="solver" if self.budget == 1 else "solvers",
+            cost_rule=self.cost_rule(),
+        )
+
+    def task_text(self, turn: Turn, budget_left: int, instance: Instance) -> str:
+        family = self.family(turn.cls)
+        return render(
+            self.task_template,
+            number=turn.t + 1,
+            n_tasks=self.n_tasks,
+            title=family.title,
+            cover_story=family.cover_story,
+            statement=family.describe(instance.params),
+            builds_left=plural(budget_left, "build"),
+        )
+
+    def begin_turn(self, turn: Turn, budget_left: int) -> str:
+        self.turn = turn
+        self.toolkit.reset()
+        self.instance = instance_for(self.stream.seed, turn.t, turn.cls)
+        return self.task_text(turn, budget_left, self.instance)
+
+    def auto_turn(self, turn: Turn, told: bool) -> AutoTurn:
+        notice = render(
+            "solver_auto", number=turn.t + 1, n_tasks=self.n_tasks, title=self.label(turn.cls)
+        )
+        return AutoTurn(notice=notice)
+
+    def turn_over(self) -> bool:
+        return self.toolkit.decision is not None
+
+    def end_turn(self, why: str) -> TurnOutcome:
+        record: dict[str, Any] = {}
+        if self.instance is not None:
+            record["instance"] = self.instance.to_dict()
+        decision = self.toolkit.decision
+        if decision is None:
+            reasons = {
+                "no_call": "reply without a tool call",
+                "call_limit": f"no valid decision in {self.framing.max_calls_per_turn} calls",
+                "token_limit": "episode token limit reached",
+            }
+            return TurnOutcome(False, False, reasons.get(why, why), record=record)
+        return TurnOutcome(decision, True, None, record=record)
+
+
+class DeclarativeFraming(Framing):
+    """R1: decide-only tools over problem families."""
+
+    name = "r1"
+    title = "declarative (claim_solver / skip_solver)"
+    max_tokens = 1500
+    max_calls_per_turn = 3
+    reply_style = "claim"
+
+    def episode(self, stream: Stream, cost: float, budget: int) -> SolverEpisode:
+        return SolverEpisode(self, stream, cost, budget)
+
+    def reader(self) -> ObservationReader:
+        titles = [f.title for f in FAMILIES]
+        return ObservationReader(titles, TASK_HEAD)

@@ -1,0 +1,226 @@
+"""Gymnasium environments for post-training (spec §6): R0 text and numeric features.
+
+Both envs step only at decisions: turns whose class already has a tool are resolved
+automatically between decisions, and when the budget is spent the rest of the stream is scored
+and the episode terminates. Action ``0`` = PASS, ``1`` = KEEP (COMMIT).
+
+Reward (``reward_mode``), both summing to the episode's net utility (collected − K·commits):
+
+- ``"collects"`` (default, the paper's PPO reward): KEEP earns ``collects − K`` where
+  ``collects = n_c − sighting + 1`` is what the build collects over the stream; PASS earns 0.
+- ``"stream"``: utility as it accrues: the collections of the turns resolved by this step (the
+  decided turn and the automatic turns up to the next decision, or to the end), minus K on KEEP.
+
+``reset(seed=s)`` plays the stream of seed ``s`` (so ``seed=2000`` is evaluation episode 2000);
+``reset()`` without a seed draws the next stream seed from the env's ``np_random``;
+``reset(options={"stream": stream})`` plays a given :class:`Stream`. Constructor keywords
+(``gymnasium.make(id, cost=…, budget=…, config=…)``): build charge K, budget B (default: the
+config's), and a :class:`StreamConfig` or a dict of its fields. B must be ≥ 1.
+
+Features (``AlloBench-Features-v0``, Box [0, 1]^6, float32):
+``[t / T, budget_left / B, min(sighting, 10) / 10, unkept classes seen / N, min(K / T, 1),
+current class first seen among the first W draws]`` — t is the 0-based turn of the decision.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from econbench.allo.game import EpisodeResult, Game, GameView
+from econbench.allo.stream import Stream, StreamConfig, generate_stream
+
+RewardMode = Literal["collects", "stream"]
+
+COLOURS: tuple[str, ...] = (
+    "red", "blue", "green", "yellow", "purple", "orange", "black", "white",
+    "pink", "brown", "grey", "teal",
+)  # fmt: skip
+"""Colour names of the default R0 skin (class c is ``COLOURS[c]``; beyond 12: "colour-c")."""
+
+TEXT_CHARSET = string.ascii_letters + string.digits + " .,:;()'-!?/\n"
+TEXT_MAX_LENGTH = 1024
+N_FEATURES = 6
+SIGHTING_SCALE = 10
+
+
+def colour_name(cls: int) -> str:
+    return COLOURS[cls] if cls < len(COLOURS) else f"colour-{cls}"
+
+
+def render_r0(view: GameView) -> str:
+    """The R0 urn turn, default skin (bag / ball / colour)."""
+    colour = colour_name(view.cls)
+    kept = sorted(view.built)
+    kept_txt = ", ".join(colour_name(c) for c in kept) if kept else "none"
+    times = "time" if view.sighting == 1 else "times"
+    keeps = "keep" if view.budget_left == 1 else "keeps"
+    status = "already kept" if view.cls in view.built else "not kept yet"
+    cost = f"{view.cost:g}"
+    return (
+        f"Draw {view.t + 1} of {view.n_tasks}: a {colour} ball comes out of the bag.\n"
+        f"You have seen {colour} {view.sighting} {times} so far (including this draw); "
+        f"{colour} is {status}.\n"
+        f"You have {view.budget_left} {keeps} left (of {view.budget}). "
+        f"Keeping costs {cost} points. Kept colours: {kept_txt}.\n"
+        "KEEP or PASS?"
+    )
+
+
+def features_from_view(view: GameView, early_window: int) -> np.ndarray:
+    """The numeric observation (see the module docstring)."""
+    T = view.n_tasks
+    unkept_seen = sum(
+        1 for c in range(view.n_classes) if view.counts[c] > 0 and c not in view.built
+    )
+    first = view.first_seen[view.cls]
+    early = 1.0 if first is not None and first < early_window else 0.0
+    return np.array(
+        [
+            np.float64(view.t) / T,
+            np.float64(view.budget_left) / view.budget,
+            np.float64(min(view.sighting, SIGHTING_SCALE)) / SIGHTING_SCALE,
+            np.float64(unkept_seen) / view.n_classes,
+            min(np.float64(view.cost) / T, 1.0),
+            early,
+        ],
+        dtype=np.float32,
+    )
+
+
+def _as_config(config: StreamConfig | dict[str, Any] | None) -> StreamConfig:
+    if config is None:
+        return StreamConfig()
+    return config if isinstance(config, StreamConfig) else StreamConfig(**config)
+
+
+class _AlloEnvBase(gym.Env):
+    """Shared decision-stepping logic; subclasses choose the observation."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        cost: float = 0.0,
+        budget: int | None = None,
+        config: StreamConfig | dict[str, Any] | None = None,
+        reward_mode: RewardMode = "collects",
+        render_mode: str | None = None,
+    ) -> None:
+        self.config = _as_config(config)
+        self.cost = float(cost)
+        self.budget = self.config.budget if budget is None else int(budget)
+        if self.budget < 1 or self.cost < 0:
+            raise ValueError("the gym envs need budget >= 1 and cost >= 0")
+        if reward_mode not in ("collects", "stream"):
+            raise ValueError("reward_mode must be 'collects' or 'stream'")
+        if render_mode not in (None, "ansi"):
+            raise ValueError("render_mode must be None or 'ansi'")
+        self.reward_mode = reward_mode
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(2)
+        self.game: Game | None = None
+        self.stream: Stream | None = None
+
+    def _observe(self) -> Any:
+        raise NotImplementedError
+
+    def _info(self) -> dict[str, Any]:
+        assert self.game is not None and self.stream is not None
+        info: dict[str, Any] = {"seed": self.stream.seed, "utility": self.game.utility}
+        if self.game.done:
+            info["episode"] = self.game.result().to_dict()
+        else:
+            turn = self.game.turn()
+            info.update(
+                t=turn.t, cls=turn.cls, sighting=turn.sighting, budget_left=self.game.budget_left
+            )
+        return info
+
+    def _skip_auto(self) -> int:
+        """Resolve automatic turns up to the next decision; returns what they collected."""
+        assert self.game is not None
+        before = self.game.collected
+        while not self.game.done and self.game.turn().has_tool:
+            self.game.step(False)
+        return self.game.collected - before
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options and "stream" in options:
+            stream = options["stream"]
+            if not isinstance(stream, Stream):
+                stream = Stream.model_validate(stream)
+        else:
+            stream_seed = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
+            stream = generate_stream(stream_seed, self.config)
+        self.stream = stream
+        self.game = Game(stream, cost=self.cost, budget=self.budget)
+        self._skip_auto()
+        return self._observe(), self._info()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.game is None or self.game.done:
+            raise RuntimeError("call reset() before step()")
+        if not self.action_space.contains(action):
+            raise ValueError(f"invalid action {action!r}; use 0 (PASS) or 1 (KEEP)")
+        keep = int(action) == 1
+        game = self.game
+        before = game.collected
+        n_commits = len(game.commits)
+        game.step(keep)
+        collected = game.collected - before + self._skip_auto()
+        if self.reward_mode == "collects":
+            reward = game.commits[n_commits].collects - self.cost if keep else 0.0
+        else:
+            reward = collected - (self.cost if keep else 0.0)
+        return self._observe(), float(reward), game.done, False, self._info()
+
+    def result(self) -> EpisodeResult:
+        assert self.game is not None
+        return self.game.result()
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi" and self.game is not None:
+            return render_r0(self.game.view()) if not self.game.done else "The game is over."
+        return None
+
+
+class AlloR0Env(_AlloEnvBase):
+    """``AlloBench-R0-v0``: the R0 urn turn as a text observation."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.observation_space = spaces.Text(
+            max_length=TEXT_MAX_LENGTH, min_length=1, charset=TEXT_CHARSET
+        )
+
+    def _observe(self) -> str:
+        assert self.game is not None
+        if self.game.done:
+            r = self.game.result()
+            return (
+                f"The game is over. You collected {r.collected} balls with "
+                f"{len(r.commits)} keep(s); net score {r.utility:g}."
+            )
+        return render_r0(self.game.view())
+
+
+class AlloFeaturesEnv(_AlloEnvBase):
+    """``AlloBench-Features-v0``: the numeric-feature variant."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(N_FEATURES,), dtype=np.float32)
+
+    def _observe(self) -> np.ndarray:
+        assert self.game is not None
+        if self.game.done:
+            return np.zeros(N_FEATURES, dtype=np.float32)
+        return features_from_view(self.game.view(), self.config.early_window)

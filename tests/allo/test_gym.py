@@ -1,0 +1,113 @@
+"""Gymnasium environments: conformance, rewards summing to net utility, observations."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import econbench.allo  # noqa: F401  (registers the envs)
+from econbench.allo import register_envs
+from econbench.allo.game import Game
+from econbench.allo.gym_env import AlloFeaturesEnv, AlloR0Env, colour_name
+from econbench.allo.policies import make_policy, play_episode
+from econbench.allo.stream import StreamConfig, generate_stream
+
+IDS = ["AlloBench-R0-v0", "AlloBench-Features-v0"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_registered_and_pass_env_checker(env_id: str) -> None:
+    register_envs()  # idempotent
+    env = gym.make(env_id, cost=3.0, budget=2)
+    check_env(env.unwrapped, skip_render_check=True)
+    assert env.unwrapped.cost == 3.0 and env.unwrapped.budget == 2
+
+
+@pytest.mark.parametrize("env_cls", [AlloR0Env, AlloFeaturesEnv])
+@pytest.mark.parametrize("mode", ["collects", "stream"])
+@pytest.mark.parametrize("cost", [0.0, 7.5])
+def test_episode_return_is_net_utility(env_cls, mode: str, cost: float) -> None:  # type: ignore[no-untyped-def]
+    env = env_cls(cost=cost, reward_mode=mode)
+    rng = np.random.default_rng(0)
+    for seed in range(15):
+        obs, info = env.reset(seed=seed)
+        total, done = 0.0, False
+        while not done:
+            assert env.observation_space.contains(obs)
+            assert info["cls"] not in env.game.built  # automatic turns are skipped
+            obs, reward, done, truncated, info = env.step(int(rng.integers(2)))
+            assert not truncated
+            total += reward
+        assert total == pytest.approx(info["episode"]["utility"])
+        assert env.observation_space.contains(obs)
+        with pytest.raises(RuntimeError):
+            env.step(0)
+
+
+def test_keep_reward_is_what_the_build_collects() -> None:
+    env = AlloFeaturesEnv(cost=2.0)
+    env.reset(seed=4)
+    stream = generate_stream(4)
+    c = stream.classes[0]
+    _, reward, *_ = env.step(1)
+    assert reward == stream.counts()[c] - 2.0
+
+
+def test_r0_text_describes_the_turn() -> None:
+    env = gym.make("AlloBench-R0-v0", cost=5.0)
+    obs, _ = env.reset(seed=2000)
+    stream = generate_stream(2000)
+    colour = colour_name(stream.classes[0])
+    assert obs.startswith(f"Draw 1 of 60: a {colour} ball")
+    assert "3 keeps left" in obs and "costs 5 points" in obs and "not kept yet" in obs
+    obs, *_ = env.step(1)
+    assert "2 keeps left" in obs and f"Kept colours: {colour}." in obs
+
+
+def test_features_and_seeding() -> None:
+    env = gym.make("AlloBench-Features-v0", config={"n_tasks": 30, "budget": 2}, cost=3.0)
+    obs, _ = env.reset(seed=9)
+    assert obs.dtype == np.float32 and obs.shape == (6,)
+    assert obs[0] == 0.0 and obs[1] == 1.0 and obs[2] == pytest.approx(0.1)
+    assert obs[3] == pytest.approx(1 / 8) and obs[4] == pytest.approx(0.1) and obs[5] == 1.0
+    again, _ = env.reset(seed=9)
+    assert np.array_equal(obs, again)
+    first, _ = env.reset(seed=123)
+    a = [env.reset()[1]["seed"] for _ in range(3)]
+    env.reset(seed=123)
+    b = [env.reset()[1]["seed"] for _ in range(3)]
+    assert a == b and len(set(a)) == 3 and first is not None
+
+
+def test_env_plays_the_same_game_as_the_game_module() -> None:
+    cfg = StreamConfig()
+    env = AlloFeaturesEnv(cost=1.0)
+    policy = make_policy("wait:2", cfg)
+    for seed in range(10):
+        stream = generate_stream(seed)
+        want = play_episode(policy, stream, cost=1.0)
+        env.reset(options={"stream": stream})
+        game = Game(stream, cost=1.0)
+        done = False
+        while not done:
+            while game.turn().has_tool:
+                game.step(False)
+            keep = policy.decide(game.view())
+            game.step(keep)
+            *_, done, _, info = env.step(int(keep))
+        assert info["episode"] == want.to_dict() == game.result().to_dict()
+
+
+def test_invalid_construction_and_actions() -> None:
+    with pytest.raises(ValueError):
+        AlloR0Env(budget=0)
+    with pytest.raises(ValueError):
+        AlloR0Env(reward_mode="dense")
+    env = AlloR0Env()
+    with pytest.raises(RuntimeError):
+        env.step(1)
+    env.reset(seed=1)
+    with pytest.raises(ValueError):
+        env.step(2)
