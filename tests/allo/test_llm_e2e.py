@@ -175,7 +175,8 @@ def test_a_fatal_model_error_stops_cleanly_and_keeps_finished_episodes(
             ],
         )
     assert result.exit_code == 1
-    assert "stopped:" in result.output and "run the cell again" in result.output
+    said = " ".join(result.output.split())
+    assert "stopped:" in said and "run the cell again" in said
     assert "sk-test-not-a-real-key" not in result.output
     kept = (out / "episodes.jsonl").read_text().splitlines()
     assert 1 <= len(kept) < 4
