@@ -125,3 +125,58 @@ def test_full_run_through_each_provider_sdk(tmp_path, monkeypatch, model) -> Non
         assert firm["cost_usd"] is None, "an unknown model has no price, and no crash"
     for path in out.iterdir():
         assert "sk-test-not-a-real-key" not in path.read_text(), path.name
+
+
+def test_faults_are_retried_logged_and_change_nothing(tmp_path, monkeypatch) -> None:
+    """429s, 500s, a dropped connection and bad tool calls: the run still completes, the
+    retries are in the log, and tokens and dollars add up across the events."""
+    from tests.fakes.common import Fault
+
+    days = 6
+    calls, scripted = recorded_calls(days)
+    brain = ReplayBrain(calls)
+    with FakeAnthropicServer(brain) as server:
+        server.faults.extend(
+            [
+                Fault("delay", seconds=0.0),
+                Fault("status", status=429, retry_after=0.01),
+                Fault("status", status=500),
+                Fault("delay", seconds=0.0),
+                Fault("drop"),
+                Fault("status", status=529),
+            ]
+        )
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.root_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key-0123456789")
+        out = tmp_path / "run"
+        result = runner.invoke(
+            app,
+            [
+                "coffee",
+                "run",
+                "--days",
+                str(days),
+                "--agent",
+                "roaster_A=anthropic/claude-sonnet-4-6",
+                "--out",
+                str(out),
+                "--quiet",
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in (out / "events.jsonl").open()]
+    retries = [e for e in events if e["type"] == "model_retry"]
+    assert len(retries) == 4
+    assert any("429" in r["reason"] for r in retries)
+    assert env_events(out / "events.jsonl") == [
+        {k: v for k, v in e.items() if k != "seq"} for e in scripted
+    ]
+    firm = json.loads((out / "summary.json").read_text())["firms"]["roaster_A"]
+    model_calls = [e for e in events if e["type"] == "model_call"]
+    assert firm["retries"] == 4 and firm["llm_calls"] == len(model_calls) == len(calls)
+    assert firm["input_tokens"] == sum(e["usage"]["input_tokens"] for e in model_calls)
+    assert firm["cached_input_tokens"] == sum(
+        e["usage"]["cached_input_tokens"] for e in model_calls
+    )
+    assert firm["cost_usd"] == pytest.approx(sum(e["cost_usd"] for e in model_calls))
+    assert firm["cached_input_tokens"] > 0, "Anthropic prompt caching is reflected"
