@@ -45,12 +45,8 @@ def make_policy(name: str, role: str) -> Policy:
     """Build the policy ``name`` for a firm of ``role``."""
     by_role = _REGISTRY.get(name)
     if by_role is None:
-        if "/" in name:
-            raise UnknownPolicyError(
-                f"'{name}' looks like a model (provider/model); model-driven agents are not "
-                f"available in this version. Scripted policies: {', '.join(POLICY_NAMES)}"
-            )
         raise UnknownPolicyError(
-            f"unknown policy '{name}'; choose one of: {', '.join(POLICY_NAMES)}"
+            f"unknown policy '{name}'; choose one of: {', '.join(POLICY_NAMES)}, or a model "
+            "named provider/model (e.g. openai/gpt-5.5, anthropic/claude-sonnet-4-6)"
         )
     return by_role[role]()
