@@ -162,3 +162,15 @@ def test_a_missing_key_stops_a_model_run_before_it_starts(tmp_path, monkeypatch)
     assert result.exit_code == 2
     assert "ANTHROPIC_API_KEY" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_the_readme_config_examples_load(tmp_path) -> None:
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
+    assert len(blocks) >= 2
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"example{i}.toml"
+        path.write_text(block)
+        load_config(path)

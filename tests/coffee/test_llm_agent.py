@@ -215,3 +215,51 @@ def test_a_fatal_model_error_stops_the_run_cleanly(tmp_path) -> None:
     assert days == {0, 1}, "everything before the failure is kept"
     last = json.loads((out / "events.jsonl").read_text().splitlines()[-1])
     assert last["type"] == "run_stopped"
+
+
+def test_unloggable_model_output_never_breaks_the_log(tmp_path) -> None:
+    config = RunConfig(days=1)
+    nasty = ToolCall(
+        "post_listing", {"item_id": "roasted_coffee_kg", "qty": 5, "asking_price": float("nan")}
+    )
+    surrogate = ToolCall(
+        "send_message", {"recipient": "roaster_B", "title": "hi \ud83d", "body": "x"}
+    )
+    model = ScriptedModel(
+        "nasty",
+        outputs=[
+            ModelOutput(model="m", text="\ud83d", tool_calls=[nasty]),
+            ModelOutput(model="m", tool_calls=[surrogate]),
+            ModelOutput(model="m", tool_calls=[ToolCall("wait_for_next_day", {})]),
+        ],
+    )
+    out = tmp_path / "run"
+    run_to_dir(config, out, policies={"roaster_A": agent(model, config)})
+    lines = (out / "events.jsonl").read_bytes().decode("utf-8").splitlines()
+    events = [json.loads(line, parse_constant=lambda c: pytest.fail(f"bare {c}")) for line in lines]
+    calls = [e for e in events if e["type"] == "tool_call" and e["firm"] == "roaster_A"]
+    assert "finite" in calls[0]["result"]["error"]
+    assert calls[1]["result"]["status"] == "success"
+
+
+def test_concurrent_model_events_are_logged_in_firm_order_whatever_the_latency() -> None:
+    config = RunConfig(days=2)
+    calls = {f: scripted_calls(f, config)[0] for f in ("roaster_A", "roaster_B")}
+
+    def run(latency_a: float, latency_b: float) -> list[dict]:
+        sink = MemorySink()
+        policies = {}
+        for firm, latency in (("roaster_A", latency_a), ("roaster_B", latency_b)):
+            model = ScriptedModel(f"r-{firm}", brain=replay_brain(calls[firm]), latency_s=latency)
+            policies[firm] = LLMAgent(
+                model,
+                system_prompt=system_prompt(firm, config),
+                render_observation=render_observation,
+            )
+        CoffeeRun(config, sink=sink, policies=policies).run()
+        return sink.events
+
+    fast_a, fast_b = run(0.0, 0.01), run(0.01, 0.0)
+    assert fast_a == fast_b
+    first = next(e for e in fast_a if e["type"] == "model_call")
+    assert first["firm"] == "roaster_A" and first["time"] == "09:00"

@@ -26,7 +26,7 @@ from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.runner import CellSpec, Episode, make_factory, run_cell
-from econbench.allo.stream import EVAL_SEEDS, parse_seeds
+from econbench.allo.stream import EVAL_SEEDS, MAX_SEEDS, parse_seeds
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
 
@@ -76,8 +76,8 @@ def _seeds(episodes: int | None, seeds: str | None, seed: int) -> tuple[int, ...
             raise UsageError(f"bad --seeds {seeds!r}: {exc}") from None
     if episodes is None:
         return tuple(EVAL_SEEDS)
-    if episodes < 1:
-        raise UsageError(f"--episodes must be at least 1, got {episodes}")
+    if not 1 <= episodes <= MAX_SEEDS:
+        raise UsageError(f"--episodes must be between 1 and {MAX_SEEDS:,}, got {episodes}")
     if seed < 0:
         raise UsageError(f"--seed must be non-negative, got {seed}")
     return tuple(range(seed, seed + episodes))
@@ -114,7 +114,10 @@ def _models(path: Path | None) -> dict[str, ModelSettings]:
     if unknown:
         raise UsageError(f"unknown table(s) {sorted(unknown)} in {path}; expected [models]")
     out = {}
-    for name, table in raw.get("models", {}).items():
+    models = raw.get("models", {})
+    if not isinstance(models, dict) or not all(isinstance(t, dict) for t in models.values()):
+        raise UsageError(f'{path}: [models] must hold tables like [models."provider/model"]')
+    for name, table in models.items():
         try:
             out[name] = ModelSettings.model_validate(table)
         except ValidationError as exc:
@@ -125,6 +128,17 @@ def _models(path: Path | None) -> dict[str, ModelSettings]:
     return out
 
 
+MAX_COST = 1_000_000.0
+"""A build charge beyond any possible collection; larger values are surely a typo."""
+
+
+def _out_dir(path: Path) -> Path:
+    """An output directory that can be written: refuse an existing file up front."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {path} exists and is not a directory")
+    return path
+
+
 def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> ActorFactory:
     """Validate one cell completely (framing, skin, policy, numbers); return its actor factory."""
     if spec.framing not in FRAMINGS:
@@ -133,8 +147,8 @@ def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> Ac
         raise UsageError(f"unknown skin {spec.skin!r}; choose one of {', '.join(SKIN_NAMES)}")
     if spec.skin != "default" and spec.framing != "r0":
         raise UsageError(f"--skin applies to the r0 urn only, not to {spec.framing}")
-    if spec.cost < 0 or not math.isfinite(spec.cost):
-        raise UsageError(f"--cost must be a non-negative number, got {spec.cost:g}")
+    if spec.cost < 0 or not math.isfinite(spec.cost) or spec.cost > MAX_COST:
+        raise UsageError(f"--cost must be a number from 0 to {MAX_COST:g}, got {spec.cost:g}")
     if spec.budget < 1:
         raise UsageError(f"--budget must be at least 1, got {spec.budget}")
     try:
@@ -303,7 +317,10 @@ def run(
         factory = _check(spec, models)
     except UsageError as exc:
         _fail(str(exc))
-    target = out if out is not None else DEFAULT_OUT / spec.slug()
+    try:
+        target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
+    except UsageError as exc:
+        _fail(str(exc))
     console = Console(stderr=True)
     [summary] = _run_cells([(spec, factory, target)], console)
     Console().print(_run_table(summary, f"AlloBench {spec.framing} · {spec.policy}"))
@@ -349,6 +366,7 @@ def sweep(
         slugs = [spec.slug() for spec in specs]
         if len(set(slugs)) != len(slugs):
             raise UsageError("the sweep lists a cell twice")
+        _out_dir(out)
         cells = [(spec, _check(spec, models), out / spec.slug()) for spec in specs]
     except UsageError as exc:
         _fail(str(exc))

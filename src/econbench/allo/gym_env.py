@@ -114,6 +114,9 @@ class _AlloEnvBase(gym.Env):
         self.config = _as_config(config)
         self.cost = float(cost)
         self.budget = self.config.budget if budget is None else int(budget)
+        # Streams are drawn with the game's budget, as the runner draws them, so that
+        # reset(seed=s) plays evaluation stream s of the same (B, K) cell.
+        self.config = self.config.model_copy(update={"budget": self.budget})
         if self.budget < 1 or self.cost < 0:
             raise ValueError("the gym envs need budget >= 1 and cost >= 0")
         if reward_mode not in ("collects", "stream"):

@@ -173,6 +173,11 @@ class RandomPolicy:
         return bool(self._rng.random() < self.p)
 
 
+EXACT_TASKS_LIMIT = 40
+"""Beyond this many tasks an exact solve needs tens of millions of states (T = 34: ~9 M,
+93 s); refuse it up front instead of running out of memory mid-run."""
+
+
 def make_policy(
     spec: str,
     config: StreamConfig = StreamConfig(),  # noqa: B008
@@ -197,6 +202,13 @@ def make_policy(
             return PosteriorPolicy(float(arg) if arg else 0.88, config)
         if name == "bayes":
             cap = DEFAULT_CAP if not arg else (None if arg == "exact" else int(arg))
+            if cap is not None and cap < 1:
+                raise ValueError("the count cap must be at least 1")
+            if cap is None and config.n_tasks > EXACT_TASKS_LIMIT:
+                raise ValueError(
+                    f"bayes:exact is only tractable up to {EXACT_TASKS_LIMIT} tasks "
+                    f"(this game has {config.n_tasks}); use bayes or bayes:CAP"
+                )
             return BayesPolicy(config, cap)
         if name == "hindsight" and not arg:
             return HindsightPolicy()

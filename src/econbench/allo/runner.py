@@ -52,6 +52,7 @@ from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, Turn
 from econbench.allo.game import EpisodeResult, Game, Turn
 from econbench.allo.metrics import summarize
 from econbench.allo.stream import EVAL_SEEDS, Stream, StreamConfig, generate_stream
+from econbench.jsonio import json_line
 
 SCHEMA_VERSION = 1
 IGNORED = {
@@ -471,7 +472,7 @@ def run_cell(
     with (out / "episodes.jsonl").open("w", encoding="utf-8") as fh:
 
         def write(episode: Episode) -> None:
-            fh.write(json.dumps(episode.record, sort_keys=True, default=repr) + "\n")
+            fh.write(json_line(episode.record, sort_keys=True) + "\n")
             fh.flush()
             if on_episode is not None:
                 on_episode(episode)

@@ -173,6 +173,9 @@ def load_streams(path: str | Path) -> list[Stream]:
     return out
 
 
+MAX_SEEDS = 1_000_000
+"""The longest seed range accepted (a million episodes is already days of model time)."""
+
 _RANGE = re.compile(r"^(\d+)\s*-\s*(\d+)$")
 
 
@@ -189,6 +192,8 @@ def parse_seeds(text: str) -> list[int]:
             lo, hi = int(m.group(1)), int(m.group(2))
             if hi < lo:
                 raise ValueError(f"descending seed range {part!r}")
+            if hi - lo >= MAX_SEEDS:
+                raise ValueError(f"seed range {part!r} is longer than {MAX_SEEDS:,} seeds")
             items = range(lo, hi + 1)
         elif part.isdigit():
             items = range(int(part), int(part) + 1)

@@ -38,6 +38,7 @@ class VectorFeaturesGame:
         self.budget = self.config.budget if budget is None else int(budget)
         if self.budget < 1 or self.cost < 0:
             raise ValueError("budget must be >= 1 and cost >= 0")
+        self.config = self.config.model_copy(update={"budget": self.budget})  # as the runner
         if reward_mode not in ("collects", "stream"):
             raise ValueError("reward_mode must be 'collects' or 'stream'")
         self.reward_mode = reward_mode

@@ -6,15 +6,16 @@ the same decisions give a byte-identical log.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Protocol, TextIO
+
+from econbench.jsonio import json_line
 
 EVENT_SCHEMA_VERSION = 1
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json_line(obj)
 
 
 class EventSink(Protocol):

@@ -53,9 +53,17 @@ class CoffeeRun:
             kit = self.world.toolkit(firm_id)
             policy.start(firm_id, self.world.firm(firm_id).role, kit.specs())
         self._pending: dict[str, dict[str, Any] | None] = dict.fromkeys(FIRMS)
+        self._held: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
-        self.world.emit(kind, **data)
+        """Agents' own events (model calls, retries, compactions). While a group decides
+        concurrently they are held back and then logged in canonical firm order, each at its
+        firm's minute, so the log never depends on which model answered first."""
+        firm = data.get("firm")
+        if self._held is not None and firm in self._held:
+            self._held[firm].append((kind, data))
+        else:
+            self.world.emit(kind, **data)
 
     def agent_stats(self) -> dict[str, dict[str, Any]]:
         """Model usage per firm (zeros for scripted firms)."""
@@ -108,7 +116,15 @@ class CoffeeRun:
         """One day; the agents of a group query their models concurrently."""
         self.world.start_day()
         while group := self._next_group():
-            calls = await asyncio.gather(*(self._adecide(firm_id) for firm_id in group))
+            self._held = {firm_id: [] for firm_id in group}
+            try:
+                calls = await asyncio.gather(*(self._adecide(firm_id) for firm_id in group))
+            finally:
+                held, self._held = self._held, None
+                for firm_id in group:
+                    minute = self.world.firm(firm_id).clock.minute
+                    for kind, data in held[firm_id]:
+                        self.world.emit_at(minute, kind, **data)
             self._apply(group, dict(zip(group, calls, strict=True)))
         self._end_day()
 

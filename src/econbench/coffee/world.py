@@ -204,6 +204,15 @@ class World:
         event.update(data)
         self.sink.write(event)
 
+    def emit_at(self, minute: int, type_: str, **data: Any) -> None:
+        """Log an event stamped with ``minute`` (an agent's own clock) instead of the
+        minute of the action being applied."""
+        now, self._now = self._now, minute
+        try:
+            self.emit(type_, **data)
+        finally:
+            self._now = now
+
     def toolkit(self, firm_id: str) -> Any:
         kit = self._toolkits.get(firm_id)
         if kit is None:

@@ -134,8 +134,8 @@ def parse_arguments(raw: Any) -> dict[str, Any] | str:
         value = json.loads(raw)
         if isinstance(value, str):  # double-encoded JSON, as some models emit
             value = json.loads(value)
-    except (json.JSONDecodeError, ValueError):
-        return raw
+    except (json.JSONDecodeError, ValueError, RecursionError):
+        return raw  # unparseable (or absurdly nested): the toolkit answers with an error
     if value is None:
         return {}
     return value if isinstance(value, dict) else raw

@@ -38,6 +38,7 @@ exactly-correct submitted answers − K · (all successful writes), with the cou
 
 from __future__ import annotations
 
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ from econbench.allo.framings.base import (
     plural,
     render,
 )
-from econbench.allo.framings.code import check_solver_code
+from econbench.allo.framings.code import check_solver_code, strip_fences
 from econbench.allo.framings.declarative import TASK_HEAD, SolverEpisode
 from econbench.allo.game import Turn
 from econbench.allo.sandbox import Sandbox, SandboxResult
@@ -140,6 +141,12 @@ class BuildToolkit(Toolkit):
             name: The script to run; it must belong to the current task's family.
             inputs: The JSON object passed to the script's `solve` function.
         """
+        try:
+            json.dumps(inputs, allow_nan=False)
+        except (ValueError, TypeError, RecursionError):
+            raise ToolError(
+                "run_script: inputs must be plain JSON (finite numbers, strings, lists, objects)"
+            ) from None
         return self.ep.run(name, inputs)
 
     @tool("read")
@@ -323,6 +330,7 @@ class BuildEpisode(SolverEpisode):
         problem = check_solver_code(code)
         if problem is not None:
             raise ToolError(f"write_script: {problem}; nothing was written")
+        code = strip_fences(code)
         existing = self.scripts.get(name)
         if existing is not None and existing.cls != turn.cls:
             raise ToolError(

@@ -7,7 +7,8 @@ correctness is never checked, and the prompt does not say so.
 What counts as a valid solver (:func:`check_solver_code`, shared with R3's ``write_script``):
 
 - non-empty after stripping whitespace;
-- parses with ``ast.parse``;
+- parses with ``ast.parse`` — after removing a Markdown code fence around it (```python …
+  ```), which models often add; the fence-free code is what is kept (and, in R3, run);
 - defines a top-level (module-level) ``def solve`` — not ``async def``, not a lambda assigned
   to ``solve``, not a method — that can be called with exactly one positional argument
   (at least one positional parameter or ``*args``; at most one without a default).
@@ -21,6 +22,7 @@ is an unresolved PASS. ``skip_solver()`` is PASS. Automatic turns are batched no
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from econbench.agents.tools import ToolError, tool
@@ -29,9 +31,18 @@ from econbench.allo.framings.base import Framing, ObservationReader
 from econbench.allo.framings.declarative import TASK_HEAD, DecisionToolkit, SolverEpisode
 from econbench.allo.stream import Stream
 
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_+-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
+
+
+def strip_fences(code: str) -> str:
+    """The code inside one Markdown fence, or ``code`` unchanged if it has none."""
+    match = _FENCE.match(code)
+    return match.group(1) if match else code
+
 
 def check_solver_code(code: str) -> str | None:
-    """Why ``code`` is not a valid solver definition, or ``None`` if it is."""
+    """Why ``code`` (fence removed) is not a valid solver definition, or ``None`` if it is."""
+    code = strip_fences(code)
     if not code.strip():
         return "code is empty"
     try:
@@ -71,7 +82,7 @@ class CodeToolkit(DecisionToolkit):
         if problem is not None:
             raise ToolError(f"claim_solver: {problem}; nothing was built")
         self._decide(True)
-        self.code = code
+        self.code = strip_fences(code)
         return {"decision": "claimed", "message": "Solver built for this family."}
 
     @tool("write")

@@ -1,0 +1,47 @@
+"""One JSON line for an append-only log, whatever a model put into the data.
+
+Model replies can carry values strict JSON cannot hold — NaN, infinities, lone UTF-16
+surrogates from a truncated escape — and one such value must not crash an 8-hour run. The
+fast path writes the data as it is; only a line that fails is cleaned: non-finite numbers
+become strings, unencodable characters become backslash escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+_SEPARATORS = (",", ":")
+
+
+def json_line(obj: Any, *, sort_keys: bool = False) -> str:
+    """``obj`` as one strict-JSON line (no newline), valid UTF-8."""
+    try:
+        text = json.dumps(
+            obj, separators=_SEPARATORS, ensure_ascii=False, allow_nan=False, sort_keys=sort_keys
+        )
+        text.encode("utf-8")
+        return text
+    except (ValueError, UnicodeEncodeError, TypeError):
+        return json.dumps(
+            _clean(obj),
+            separators=_SEPARATORS,
+            ensure_ascii=False,
+            allow_nan=False,
+            sort_keys=sort_keys,
+        )
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_clean(str(k)): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return _clean(repr(value))
