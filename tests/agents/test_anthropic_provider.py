@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
 
 import pytest
 from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.fakes.common import BrainReply, BrainRequest, Fault
+from tests.fakes.common import Fault
+from tests.fakes.harness import ProviderHarness, shop_brain
 
 from econbench.agents.models.anthropic_provider import DEFAULT_MAX_TOKENS, AnthropicProvider
 from econbench.agents.models.base import (
@@ -47,64 +47,16 @@ class Shop(Toolkit):
 TOOLS: list[ToolSpec] = Shop().specs()
 
 
-def scripted(request: BrainRequest) -> BrainReply:
-    """Buy 5 kg when asked, then say what the tool answered."""
-    last = request.messages[-1]
-    if last["role"] == "tool":
-        return BrainReply(text=f"tool said {last['content']}")
-    if "think" in last["content"]:
-        return BrainReply(
-            reasoning="Cash is fine; buying 5 kg.",
-            tool_calls=[{"name": "buy", "arguments": {"qty": 5}}],
-        )
-    if "two" in last["content"]:
-        return BrainReply(
-            tool_calls=[
-                {"name": "buy", "arguments": {"qty": 1}},
-                {"name": "check_cash", "arguments": {}},
-            ]
-        )
-    if "buy" in last["content"]:
-        return BrainReply(text="Buying.", tool_calls=[{"name": "buy", "arguments": {"qty": 5}}])
-    return BrainReply(text=f"echo: {last['content']}")
-
-
-class Harness:
-    """One event loop per test, as in a run; providers are closed at the end."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.providers: list[AnthropicProvider] = []
-
-    def make(self, server: FakeAnthropicServer, **kwargs: Any) -> AnthropicProvider:
-        provider = AnthropicProvider(MODEL, api_key=KEY, base_url=server.root_url, **kwargs)
-        self.providers.append(provider)
-        return provider
-
-    def call(
-        self,
-        provider: AnthropicProvider,
-        messages: list[ChatMessage],
-        config: GenerateConfig | None = None,
-        tools: list[ToolSpec] | None = None,
-    ) -> ModelOutput:
-        if provider not in self.providers:
-            self.providers.append(provider)
-        return self.loop.run_until_complete(
-            provider.generate(
-                messages, TOOLS if tools is None else tools, config or GenerateConfig()
-            )
-        )
-
-    def close(self) -> None:
-        for provider in self.providers:
-            self.loop.run_until_complete(provider.aclose())
-        self.loop.close()
+scripted = shop_brain
+Harness = ProviderHarness
 
 
 @pytest.fixture
 def h() -> Any:
-    harness = Harness()
+    def make(server: Any, **kw: Any) -> AnthropicProvider:
+        return AnthropicProvider(MODEL, api_key=KEY, base_url=server.root_url, **kw)
+
+    harness = ProviderHarness(make, TOOLS)
     yield harness
     harness.close()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from typing import Any, Literal
@@ -11,13 +10,13 @@ import pytest
 from pydantic import BaseModel, Field
 from tests.fakes.common import BrainReply, BrainRequest, Fault
 from tests.fakes.gemini_server import FakeGeminiServer
+from tests.fakes.harness import ProviderHarness, shop_brain
 
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
     FatalModelError,
     GenerateConfig,
-    ModelOutput,
     TransientModelError,
 )
 from econbench.agents.models.gemini_provider import GeminiProvider, to_gemini_schema
@@ -64,63 +63,16 @@ class Shop(Toolkit):
 TOOLS: list[ToolSpec] = Shop().specs()
 
 
-def scripted(request: BrainRequest) -> BrainReply:
-    """Buy 5 kg when asked, then say what the tool answered."""
-    last = request.messages[-1]
-    if last["role"] == "tool":
-        return BrainReply(text=f"tool said {last['content']}")
-    if "think" in last["content"]:
-        return BrainReply(
-            reasoning="Cash is fine; buying 5 kg.",
-            tool_calls=[{"name": "buy", "arguments": {"qty": 5}}],
-        )
-    if "two" in last["content"]:
-        return BrainReply(
-            tool_calls=[
-                {"name": "buy", "arguments": {"qty": 1}},
-                {"name": "check_cash", "arguments": {}},
-            ]
-        )
-    if "buy" in last["content"]:
-        return BrainReply(text="Buying.", tool_calls=[{"name": "buy", "arguments": {"qty": 5}}])
-    return BrainReply(text=f"echo: {last['content']}")
-
-
-class Harness:
-    """One event loop per test, as in a run; providers are closed at the end."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.providers: list[GeminiProvider] = []
-
-    def make(self, server: FakeGeminiServer, **kwargs: Any) -> GeminiProvider:
-        provider = GeminiProvider(MODEL, api_key=KEY, base_url=server.root_url, **kwargs)
-        self.providers.append(provider)
-        return provider
-
-    def call(
-        self,
-        provider: GeminiProvider,
-        messages: list[ChatMessage],
-        config: GenerateConfig | None = None,
-        tools: list[ToolSpec] | None = None,
-    ) -> ModelOutput:
-        if provider not in self.providers:
-            self.providers.append(provider)
-        tools = TOOLS if tools is None else tools
-        return self.loop.run_until_complete(
-            provider.generate(messages, tools, config or GenerateConfig())
-        )
-
-    def close(self) -> None:
-        for provider in self.providers:
-            self.loop.run_until_complete(provider.aclose())
-        self.loop.close()
+scripted = shop_brain
+Harness = ProviderHarness
 
 
 @pytest.fixture
 def h() -> Any:
-    harness = Harness()
+    def make(server: Any, **kw: Any) -> GeminiProvider:
+        return GeminiProvider(MODEL, api_key=KEY, base_url=server.root_url, **kw)
+
+    harness = ProviderHarness(make, TOOLS)
     yield harness
     harness.close()
 
