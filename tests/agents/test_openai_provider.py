@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import httpx2
 import openai
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for tests.fakes
-
 from tests.fakes.common import BrainReply, BrainRequest, Fault
 from tests.fakes.openai_server import FakeOpenAIServer
 
