@@ -315,9 +315,6 @@ def run(
             skin=skin,
         )
         factory = _check(spec, models)
-    except UsageError as exc:
-        _fail(str(exc))
-    try:
         target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
     except UsageError as exc:
         _fail(str(exc))

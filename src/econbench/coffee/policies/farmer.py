@@ -14,7 +14,7 @@ from typing import Any
 
 from econbench.agents.policy import Routine, ScriptedPolicy
 from econbench.coffee.config import GREEN, GREEN_SPECIALTY
-from econbench.coffee.policies.common import call, is_morning, ok
+from econbench.coffee.policies.common import accept_offers, call, is_morning, ok
 
 PRODUCTION_COST = {GREEN: 2.0, GREEN_SPECIALTY: 10.0}
 DAILY_CAP = {GREEN: 30, GREEN_SPECIALTY: 10}
@@ -66,15 +66,8 @@ class ScriptedFarmer(ScriptedPolicy):
     def _accept(
         self, offers: list[dict[str, Any]], stock: dict[str, Any], observation: dict[str, Any]
     ) -> Routine:
-        listed = {lst["listing_id"]: lst["qty"] for lst in observation["my_open_listings"]}
-        for offer in sorted(offers, key=lambda o: (-o["offered_price"], o["offer_id"])):
-            item = offer["item_id"]
-            if item not in PRODUCTION_COST or stock[item]["on_hand"] < offer["qty"]:
-                continue
-            if listed.get(offer["listing_id"], 0) < offer["qty"]:
-                continue
-            if offer["offered_price"] >= ACCEPT_MARKUP * PRODUCTION_COST[item]:
-                result = yield call("accept_offer", offer_id=offer["offer_id"])
-                if ok(result):
-                    stock[item]["on_hand"] -= offer["qty"]
-                    listed[offer["listing_id"]] -= offer["qty"]
+        def floor(item: str) -> float | None:
+            cost = PRODUCTION_COST.get(item)
+            return None if cost is None else ACCEPT_MARKUP * cost
+
+        yield from accept_offers(offers, stock, observation, floor)

@@ -29,7 +29,7 @@ from econbench.coffee.config import (
     ROASTED,
     ROASTED_SPECIALTY,
 )
-from econbench.coffee.policies.common import call, is_morning, ok
+from econbench.coffee.policies.common import accept_offers, call, is_morning, ok
 
 PAPER_COST_BASIS = {GREEN: 2.0, GREEN_SPECIALTY: 10.0, ROASTED: 5.88, ROASTED_SPECIALTY: 18.30}
 ACCEPT_MARKUP = 1.2
@@ -106,19 +106,10 @@ class HeuristicRoaster(ScriptedPolicy):
     def _accept_offers(
         self, offers: list[dict[str, Any]], stock: dict[str, Any], observation: dict[str, Any]
     ) -> Routine:
-        listed = {lst["listing_id"]: lst["qty"] for lst in observation["my_open_listings"]}
-        for offer in sorted(offers, key=lambda o: (-o["offered_price"], o["offer_id"])):
-            item = offer["item_id"]
-            if item not in stock or stock[item]["on_hand"] < offer["qty"]:
-                continue
-            if listed.get(offer["listing_id"], 0) < offer["qty"]:
-                continue
-            floor = ACCEPT_MARKUP * self.cost_basis(item, stock[item])
-            if offer["offered_price"] >= floor:
-                result = yield call("accept_offer", offer_id=offer["offer_id"])
-                if ok(result):
-                    stock[item]["on_hand"] -= offer["qty"]
-                    listed[offer["listing_id"]] -= offer["qty"]
+        def floor(item: str) -> float | None:
+            return ACCEPT_MARKUP * self.cost_basis(item, stock[item]) if item in stock else None
+
+        yield from accept_offers(offers, stock, observation, floor)
 
     def _green_to_buy(self) -> list[tuple[str, int]]:
         wanted = [(GREEN, REGULAR_OFFER_KG)]
