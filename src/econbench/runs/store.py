@@ -50,14 +50,17 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def run_metadata(benchmark: str, seed: int) -> dict[str, Any]:
-    """Versions and provenance; kept out of the event log so that log stays byte-identical."""
+def run_metadata(benchmark: str, seed: int | None, label: str | None = None) -> dict[str, Any]:
+    """Versions and provenance; kept out of the event log so that log stays byte-identical.
+
+    ``label`` names the configuration (seeds excluded) for reports that group runs."""
     return {
         "schema_version": RUN_SCHEMA_VERSION,
         "benchmark": benchmark,
         "econbench_version": __version__,
         "python": platform.python_version(),
         "seed": seed,
+        "label": label,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 

@@ -1,0 +1,150 @@
+"""Where things are in a run directory and a sweep directory, and how to find them.
+
+Every tool of the run layer (resume, sweeps, reports, the viewer, the pandas API) finds runs
+through this module, so the file names live in one place.
+
+A **CoffeeBench run** directory holds ``config.json``, ``meta.json``, ``events.jsonl``,
+``daily.jsonl``, ``summary.json`` (written at the end, or when the run stops), and while it
+runs ``checkpoint.json`` and ``progress.json``. An **AlloBench cell** holds ``config.json``,
+``meta.json``, ``episodes.jsonl`` and ``summary.json`` (and ``progress.json`` while it runs).
+Either may hold ``record.sqlite`` (every model request and response).
+
+A **sweep** directory holds ``sweep.json`` (the expanded matrix) and one run directory per
+entry under ``runs/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+CONFIG = "config.json"
+META = "meta.json"
+SUMMARY = "summary.json"
+EVENTS = "events.jsonl"
+DAILY = "daily.jsonl"
+EPISODES = "episodes.jsonl"
+CHECKPOINT = "checkpoint.json"
+PROGRESS = "progress.json"
+RECORD = "record.sqlite"
+LOCK = ".lock"
+SWEEP = "sweep.json"
+SWEEP_RUNS = "runs"
+
+Benchmark = Literal["coffee", "allo"]
+
+
+def read_json(path: Path) -> Any:
+    """A JSON document, or ``None`` when the file is missing or half-written."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def benchmark_of(run_dir: Path) -> Benchmark | None:
+    """``coffee`` or ``allo`` for a run directory, ``None`` for anything else."""
+    meta = read_json(run_dir / META)
+    if isinstance(meta, dict) and meta.get("benchmark") in ("coffee", "allo"):
+        return meta["benchmark"]
+    if (run_dir / EVENTS).exists() and (run_dir / CONFIG).exists():
+        return "coffee"
+    if (run_dir / EPISODES).exists() and (run_dir / CONFIG).exists():
+        return "allo"
+    return None
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and benchmark_of(path) is not None
+
+
+def is_sweep_dir(path: Path) -> bool:
+    return (path / SWEEP).is_file()
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """A run directory found on disk, with what can be read without parsing its logs."""
+
+    path: Path
+    benchmark: Benchmark
+    meta: dict[str, Any]
+    summary: dict[str, Any] | None
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``stopped`` (a model error; resumable), or ``running`` (no summary
+        yet: in progress, or killed and resumable)."""
+        if self.summary is None:
+            return "running"
+        return str(self.summary.get("status", "completed"))
+
+    @property
+    def label(self) -> str:
+        """The configuration's name (seeds excluded), as the sweep or the user set it."""
+        return str(self.meta.get("label") or self.path.name)
+
+
+def load_ref(run_dir: Path) -> RunRef:
+    bench = benchmark_of(run_dir)
+    if bench is None:
+        raise FileNotFoundError(f"{run_dir} is not a CoffeeBench or AlloBench run directory")
+    meta = read_json(run_dir / META)
+    summary = read_json(run_dir / SUMMARY)
+    return RunRef(
+        path=run_dir,
+        benchmark=bench,
+        meta=meta if isinstance(meta, dict) else {},
+        summary=summary if isinstance(summary, dict) else None,
+    )
+
+
+def iter_run_dirs(root: Path) -> Iterator[Path]:
+    """Run directories at or below ``root``, in sorted order (a run's own sub-folders are
+    not searched)."""
+    if is_run_dir(root):
+        yield root
+        return
+    if not root.is_dir():
+        return
+    for child in sorted(p for p in root.iterdir() if p.is_dir()):
+        yield from iter_run_dirs(child)
+
+
+def find_runs(paths: Iterable[Path | str]) -> list[RunRef]:
+    """Every run under the given run directories, sweep directories or parent folders.
+
+    Raises ``FileNotFoundError`` naming a path that does not exist or holds no run.
+    """
+    refs: list[RunRef] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(f"{path} does not exist")
+        found = list(iter_run_dirs(path))
+        if not found:
+            raise FileNotFoundError(f"{path} holds no run directory")
+        for run_dir in found:
+            key = run_dir.resolve()
+            if key not in seen:
+                seen.add(key)
+                refs.append(load_ref(run_dir))
+    return refs
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSONL file; a torn last line (a run killed mid-write) is skipped."""
+    rows: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if not line.endswith("\n"):
+                    break
+                rows.append(json.loads(line))
+    except FileNotFoundError:
+        return []
+    return rows
