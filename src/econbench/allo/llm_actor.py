@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from econbench.agents.models.base import ChatMessage
+from econbench.agents.models.base import ChatMessage, ModelProvider, ProviderWrap
 from econbench.agents.models.registry import ModelSettings, build_provider, make_limiter
 from econbench.agents.react import CompactionSettings, LLMAgent
 from econbench.agents.tools import ToolSpec
@@ -75,15 +75,24 @@ class LLMActor:
 class LLMActorFactory:
     """Makes a fresh model conversation per episode; one event loop and limiter per run."""
 
-    def __init__(self, model: str, settings: ModelSettings | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: str,
+        settings: ModelSettings | None = None,
+        seed: int = 0,
+        wrap: ProviderWrap | None = None,
+    ) -> None:
         self.name = model
         self.settings = settings or ModelSettings()
         self.seed = seed
+        self.wrap = wrap
         self.loop = asyncio.new_event_loop()
         self.limiter = make_limiter([model], {model: self.settings})
 
     def __call__(self, episode: EpisodeInfo) -> LLMActor:
-        provider = build_provider(self.name, self.settings)
+        provider: ModelProvider = build_provider(self.name, self.settings)
+        if self.wrap is not None:
+            provider = self.wrap(provider, f"seed-{episode.seed}")
         agent = LLMAgent(
             provider,
             system_prompt="",

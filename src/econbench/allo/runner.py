@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench import __version__
+from econbench.agents.models.base import ProviderWrap
 from econbench.agents.tools import ToolCall
 from econbench.allo.actors import (
     ActorFactory,
@@ -342,7 +343,9 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "x"
 
 
-def make_factory(spec: CellSpec, models: dict[str, Any] | None = None) -> ActorFactory:
+def make_factory(
+    spec: CellSpec, models: dict[str, Any] | None = None, wrap: ProviderWrap | None = None
+) -> ActorFactory:
     """The actor factory for ``spec.policy``: a model (``provider/model``, its API key checked
     now, before anything runs) or a reference policy name."""
     if "/" in spec.policy:
@@ -351,7 +354,7 @@ def make_factory(spec: CellSpec, models: dict[str, Any] | None = None) -> ActorF
 
         settings = (models or {}).get(spec.policy) or ModelSettings()
         check_keys([spec.policy], {spec.policy: settings})
-        return LLMActorFactory(spec.policy, settings)
+        return LLMActorFactory(spec.policy, settings, wrap=wrap)
     return PolicyActorFactory(spec.policy, spec.stream_config, cost=spec.cost, budget=spec.budget)
 
 

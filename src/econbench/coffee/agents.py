@@ -10,6 +10,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from econbench.agents.models.base import ModelProvider, ProviderWrap
 from econbench.agents.models.registry import (
     ModelSettings,
     build_provider,
@@ -45,13 +46,22 @@ def run_limiter(config: RunConfig) -> ConcurrencyLimiter:
 
 
 def make_firm_policy(
-    name: str, firm_id: str, config: RunConfig, *, emit: EmitFn, limiter: ConcurrencyLimiter
+    name: str,
+    firm_id: str,
+    config: RunConfig,
+    *,
+    emit: EmitFn,
+    limiter: ConcurrencyLimiter,
+    wrap: ProviderWrap | None = None,
 ) -> Policy:
-    """The policy for one firm: an LLM agent for a model name, else a scripted policy."""
+    """The policy for one firm: an LLM agent for a model name, else a scripted policy.
+    ``wrap`` (recording, replay, a cache) is applied to the firm's provider."""
     if not is_model(name):
         return make_policy(name, role_of(firm_id))
     settings = model_settings(config, name)
-    provider = build_provider(name, settings)
+    provider: ModelProvider = build_provider(name, settings)
+    if wrap is not None:
+        provider = wrap(provider, firm_id)
     return LLMAgent(
         provider,
         system_prompt=system_prompt(firm_id, config, config.prompts.get(firm_id, "standard")),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from econbench.agents.models.base import ModelError
+from econbench.agents.models.base import ModelError, ProviderWrap
 from econbench.agents.models.pricing import PRICE_TABLE_VERSION
 from econbench.coffee.agents import validate_agents
 from econbench.coffee.config import FIRMS, RunConfig
@@ -33,6 +33,7 @@ def run_to_dir(
     overwrite: bool = False,
     on_day: Callable[[int], None] | None = None,
     policies: dict[str, Any] | None = None,
+    provider_wrap: ProviderWrap | None = None,
 ) -> dict[str, Any]:
     """Play a whole run, writing its files into ``out``; returns the summary."""
     validate_agents(config)
@@ -50,7 +51,13 @@ def run_to_dir(
         daily_rows.append(row)
         writer(row)
 
-    run = CoffeeRun(config, sink=sink, daily_sink=record, policies=dict(policies or {}))
+    run = CoffeeRun(
+        config,
+        sink=sink,
+        daily_sink=record,
+        policies=dict(policies or {}),
+        provider_wrap=provider_wrap,
+    )
     error: ModelError | None = None
     try:
         world = run.run(on_day=on_day)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from econbench.agents.models.base import ProviderWrap
 from econbench.agents.policy import Feedback, Policy
 from econbench.agents.react import AgentStats
 from econbench.agents.tools import ToolCall
@@ -32,6 +33,7 @@ class CoffeeRun:
     sink: EventSink | None = None
     daily_sink: Callable[[dict[str, Any]], None] | None = None
     policies: dict[str, Policy] = field(default_factory=dict)
+    provider_wrap: ProviderWrap | None = None
     world: World = field(init=False)
 
     def __post_init__(self) -> None:
@@ -45,6 +47,7 @@ class CoffeeRun:
                     self.config,
                     emit=self._emit,
                     limiter=limiter,
+                    wrap=self.provider_wrap,
                 )
         for firm_id, policy in self.policies.items():
             bind = getattr(policy, "bind_events", None)

@@ -10,6 +10,7 @@ compaction) and fatal (stops the run cleanly so it can be resumed).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -150,3 +151,8 @@ class ModelProvider(ABC):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> ModelOutput:
         """One call: the conversation (system message first) and the tools it may call."""
+
+
+ProviderWrap = Callable[[ModelProvider, str], ModelProvider]
+"""Wraps an agent's provider (recording, replay, a response cache); the string names the
+agent within its run (a firm id, or an AlloBench episode's ``seed-N``)."""
