@@ -117,7 +117,7 @@ def test_episodes_through_each_sdk(tmp_path, monkeypatch, framing: str, model: s
     if framing == "r3":
         assert summary["realised_utility_mean"] < summary["utility_mean"], "wrong scripts earn 0"
     for path in out.iterdir():
-        assert "sk-test-not-a-real-key" not in path.read_text()
+        assert b"sk-test-not-a-real-key" not in path.read_bytes(), path.name
 
 
 def test_usage_and_cost_are_summed_per_cell(tmp_path, monkeypatch) -> None:
@@ -176,8 +176,19 @@ def test_a_fatal_model_error_stops_cleanly_and_keeps_finished_episodes(
         )
     assert result.exit_code == 1
     said = " ".join(result.output.split())
-    assert "stopped:" in said and "run the cell again" in said
+    assert "stopped:" in said and "econbench resume" in said
     assert "sk-test-not-a-real-key" not in result.output
     kept = (out / "episodes.jsonl").read_text().splitlines()
     assert 1 <= len(kept) < 4
-    assert not (out / "summary.json").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "stopped" and summary["stopped"]["error_type"]
+    # The key is fixed: the cell resumes after its last finished episode.
+    with FakeOpenAIServer(eager_brain) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.root_url + "/v1")
+        result = runner.invoke(app, ["resume", str(out), "--quiet"])
+        assert result.exit_code == 0, result.output
+        with_resume = len(server.requests)
+    records = [json.loads(line) for line in (out / "episodes.jsonl").open()]
+    assert [r["seed"] for r in records] == [2000, 2001, 2002, 2003]
+    assert with_resume < 4 * 4, "finished episodes were not played again"
+    assert json.loads((out / "summary.json").read_text())["status"] == "completed"

@@ -124,7 +124,7 @@ def test_full_run_through_each_provider_sdk(tmp_path, monkeypatch, model) -> Non
     else:
         assert firm["cost_usd"] is None, "an unknown model has no price, and no crash"
     for path in out.iterdir():
-        assert "sk-test-not-a-real-key" not in path.read_text(), path.name
+        assert b"sk-test-not-a-real-key" not in path.read_bytes(), path.name
 
 
 def test_faults_are_retried_logged_and_change_nothing(tmp_path, monkeypatch) -> None:

@@ -81,6 +81,9 @@ def test_run_files_and_daily_rows(default_run) -> None:
         "events.jsonl",
         "daily.jsonl",
         "summary.json",
+        "checkpoint.json",
+        "progress.json",
+        ".lock",
     }
     assert json.loads((out / "summary.json").read_text()) == summary
     config = json.loads((out / "config.json").read_text())

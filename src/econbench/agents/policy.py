@@ -49,6 +49,10 @@ class ScriptedPolicy:
     Each wake starts a fresh routine from the observation; each yielded call is made with
     exactly the tools a model has, and its result is sent back into the routine. When the
     routine ends, the policy waits.
+
+    A routine is a pure function of its observation and the results sent into it, so its
+    state is saved as those (``state_dict``) and restored by re-driving a fresh routine
+    through them (``load_state``): a checkpoint never has to pickle a generator.
     """
 
     name = "scripted"
@@ -57,6 +61,8 @@ class ScriptedPolicy:
         self.actor_id = ""
         self.role = ""
         self._routine: Routine | None = None
+        self._observation: dict[str, Any] | None = None
+        self._results: list[dict[str, Any]] = []
 
     def start(self, actor_id: str, role: str, tools: list[ToolSpec]) -> None:
         self.actor_id, self.role = actor_id, role
@@ -69,10 +75,27 @@ class ScriptedPolicy:
         try:
             if feedback.observation is not None:
                 self._routine = self.routine(feedback.observation)
+                self._observation, self._results = feedback.observation, []
                 return next(self._routine)
             if self._routine is None:
                 return None
-            return self._routine.send(feedback.result or {})
+            result = feedback.result or {}
+            self._results.append(result)
+            return self._routine.send(result)
         except StopIteration:
-            self._routine = None
+            self._routine, self._observation, self._results = None, None, []
             return None
+
+    def state_dict(self) -> dict[str, Any]:
+        """The running routine as its observation and the results sent into it so far."""
+        return {"observation": self._observation, "results": list(self._results)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Rebuild the running routine by replaying its inputs (its calls are discarded)."""
+        self._routine, self._observation, self._results = None, None, []
+        observation = state.get("observation")
+        if observation is None:
+            return
+        self.decide(Feedback(observation=observation))
+        for result in state.get("results", []):
+            self.decide(Feedback(result=result))

@@ -125,6 +125,56 @@ class LLMAgent:
         self.tools = tools
         self.messages = [ChatMessage("system", self.system_prompt)]
 
+    # ------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a resumed run needs to continue this conversation exactly: the
+        messages (after any compaction), open tool calls, the context-size estimate, the
+        spend so far, the retry jitter's random state and the provider's own state (e.g.
+        the call index of its recorder)."""
+        provider_state = getattr(self.provider, "state_dict", None)
+        version, internal, gauss = self.rng.getstate()
+        return {
+            "messages": [m.to_dict() for m in self.messages],
+            "open_calls": list(self._open_calls),
+            "executed": self._executed,
+            "last_input_tokens": self._last_input_tokens,
+            "chars_since_call": self._chars_since_call,
+            "call_counter": self._call_counter,
+            "stats": {
+                "llm_calls": self.stats.llm_calls,
+                "usage": self.stats.usage.to_dict(),
+                "cost_usd": self.stats.cost_usd,
+                "unpriced_calls": self.stats.unpriced_calls,
+                "compactions": self.stats.compactions,
+                "retries": self.stats.retries,
+            },
+            "rng": [version, list(internal), gauss],
+            "provider": provider_state() if callable(provider_state) else None,
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` saved (after ``start``, which sets the tools)."""
+        self.messages = [ChatMessage.from_dict(m) for m in state["messages"]]
+        self._open_calls = list(state["open_calls"])
+        self._executed = state["executed"]
+        self._last_input_tokens = int(state["last_input_tokens"])
+        self._chars_since_call = int(state["chars_since_call"])
+        self._call_counter = int(state["call_counter"])
+        stats = state["stats"]
+        self.stats = AgentStats(
+            llm_calls=int(stats["llm_calls"]),
+            usage=Usage(**stats["usage"]),
+            cost_usd=float(stats["cost_usd"]),
+            unpriced_calls=int(stats["unpriced_calls"]),
+            compactions=int(stats["compactions"]),
+            retries=int(stats["retries"]),
+        )
+        version, internal, gauss = state["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+        load = getattr(self.provider, "load_state", None)
+        if state.get("provider") is not None and callable(load):
+            load(state["provider"])
+
     def decide(self, feedback: Feedback) -> ToolCall | None:
         """Synchronous entry point for callers outside an event loop."""
         return asyncio.run(self.adecide(feedback))
@@ -149,22 +199,22 @@ class LLMAgent:
         calls = output.tool_calls
         self._open_calls = [c.call_id or "" for c in calls]
         self._executed = calls[0].call_id if calls else None
-        self.on_event(
-            "model_call",
-            {
-                "firm": self.actor_id,
-                "model": output.model or self.name,
-                "text": output.text,
-                "reasoning": output.reasoning,
-                "tool_calls": [
-                    {"name": c.name, "arguments": c.arguments, "call_id": c.call_id} for c in calls
-                ],
-                "ignored_calls": len(calls) - 1 if calls else 0,
-                "stop_reason": output.stop_reason,
-                "usage": output.usage.to_dict(),
-                "cost_usd": output.cost_usd,
-            },
-        )
+        event: dict[str, Any] = {
+            "firm": self.actor_id,
+            "model": output.model or self.name,
+            "text": output.text,
+            "reasoning": output.reasoning,
+            "tool_calls": [
+                {"name": c.name, "arguments": c.arguments, "call_id": c.call_id} for c in calls
+            ],
+            "ignored_calls": len(calls) - 1 if calls else 0,
+            "stop_reason": output.stop_reason,
+            "usage": output.usage.to_dict(),
+            "cost_usd": output.cost_usd,
+        }
+        if output.cache_hit:  # only then, so logs of runs without a cache are unchanged
+            event["cache_hit"] = True
+        self.on_event("model_call", event)
         return output
 
     # ------------------------------------------------------------ conversation
@@ -300,6 +350,7 @@ class LLMAgent:
                 "summary": output.text,
                 "usage": output.usage.to_dict(),
                 "cost_usd": output.cost_usd,
-            },
+            }
+            | ({"cache_hit": True} if output.cache_hit else {}),
         )
         return True

@@ -20,12 +20,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from econbench.agents.models.base import ModelError
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import Framing
-from econbench.allo.runner import CellSpec, Episode, make_factory, run_cell
+from econbench.allo.runner import CellSpec, CellStopped, Episode, make_factory, run_cell
 from econbench.allo.stream import EVAL_SEEDS, MAX_SEEDS, parse_seeds
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
@@ -251,22 +250,20 @@ def _run_cells(cells: list[Cell], console: Console) -> list[dict[str, Any]]:
             def advance(_: Episode) -> None:
                 progress.advance(task)
 
+            # A model's cell builds its own actors so that every call is recorded.
+            settings = getattr(factory, "settings", None)
             try:
                 summary = run_cell(
                     spec,
                     out,
                     framing=_framing_for(spec, framings),
-                    actor_factory=factory,
+                    actor_factory=None if settings is not None else factory,
+                    models={spec.policy: settings} if settings is not None else None,
                     on_episode=advance,
                 )
-            except ModelError as exc:
+            except CellStopped as exc:
                 progress.stop()
-                console.print(
-                    f"[bold red]stopped:[/] {spec.slug()}: the model failed beyond retries: "
-                    f"{exc}\nThe episodes finished before it are in {out}/episodes.jsonl. Fix "
-                    "the cause (key, model name, provider outage) and run the cell again; "
-                    "resuming in place arrives with the run layer (`econbench resume`)."
-                )
+                console.print(f"[bold red]stopped:[/] {exc}")
                 raise typer.Exit(code=1) from None
             summaries.append({**summary, "dir": str(out)})
     return summaries

@@ -27,17 +27,16 @@ Choices where the spec is silent:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from econbench import __version__
-from econbench.agents.models.base import ProviderWrap
+from econbench.agents.models.base import ModelError, ProviderWrap
 from econbench.agents.tools import ToolCall
 from econbench.allo.actors import (
     ActorFactory,
@@ -54,6 +53,11 @@ from econbench.allo.game import EpisodeResult, Game, Turn
 from econbench.allo.metrics import summarize
 from econbench.allo.stream import EVAL_SEEDS, Stream, StreamConfig, generate_stream
 from econbench.jsonio import json_line
+from econbench.runs.checkpoint import cut_log, log_length, write_progress
+from econbench.runs.diff import config_diff
+from econbench.runs.layout import CONFIG, EPISODES, META, RECORD, SUMMARY, read_json, read_jsonl
+from econbench.runs.lock import RunLock
+from econbench.runs.store import run_metadata, write_json
 
 SCHEMA_VERSION = 1
 IGNORED = {
@@ -445,20 +449,9 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return ",".join(parts)
 
 
-def run_cell(
-    spec: CellSpec,
-    out_dir: str | Path,
-    *,
-    framing: Framing | None = None,
-    actor_factory: ActorFactory | None = None,
-    on_episode: Callable[[Episode], None] | None = None,
-) -> dict[str, Any]:
-    """Play ``spec`` and write ``episodes.jsonl``, ``summary.json`` and ``config.json``."""
-    spec.validate()
-    framing = framing or get_framing(spec.framing, skin=spec.skin)
-    factory = actor_factory or make_factory(spec)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def cell_config(spec: CellSpec, framing: Framing, factory: ActorFactory) -> dict[str, Any]:
+    """``config.json`` of a cell: the settings, the framing's text and tools, and the model's
+    settings when a model plays (what a resume rebuilds the cell from)."""
     probe = framing.episode(
         generate_stream(spec.seeds[0], spec.stream_config), spec.cost, spec.budget
     )
@@ -471,16 +464,178 @@ def run_cell(
         "system_prompt": probe.system_prompt(),
         "tools": [t.openai_schema() for t in probe.tools()],
     }
-    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    with (out / "episodes.jsonl").open("w", encoding="utf-8") as fh:
+    settings = getattr(factory, "settings", None)
+    if settings is not None and hasattr(settings, "model_dump"):
+        config["models"] = {spec.policy: settings.model_dump(mode="json", exclude_none=True)}
+    return config
+
+
+def spec_from_config(config: dict[str, Any]) -> CellSpec:
+    """The ``CellSpec`` a cell's ``config.json`` was written from."""
+    return CellSpec(
+        framing=config["framing"],
+        policy=config["policy"],
+        seeds=tuple(int(s) for s in config["seeds"]),
+        cost=float(config["cost"]),
+        budget=int(config["budget"]),
+        skin=config.get("skin", "default"),
+        config=StreamConfig.model_validate(config["stream_config"]),
+    )
+
+
+class CellResumeError(RuntimeError):
+    """A cell cannot be resumed as asked (the message says why)."""
+
+
+class CellStopped(RuntimeError):
+    """A model failed beyond retries; the finished episodes stay and the cell can resume."""
+
+
+def run_cell(
+    spec: CellSpec,
+    out_dir: str | Path,
+    *,
+    framing: Framing | None = None,
+    actor_factory: ActorFactory | None = None,
+    on_episode: Callable[[Episode], None] | None = None,
+    models: dict[str, Any] | None = None,
+    provider_wrap: ProviderWrap | None = None,
+    cache: Path | None = None,
+    label: str | None = None,
+    resume: bool = False,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Play ``spec`` and write ``episodes.jsonl``, ``summary.json``, ``config.json`` and
+    ``meta.json`` (plus ``record.sqlite`` when a model plays).
+
+    Each finished episode is one complete line of ``episodes.jsonl``: that file is the
+    cell's checkpoint. With ``resume`` the cell continues after its last complete episode
+    (a torn last line is cut), provided the config is unchanged (``force`` overrides). A
+    model failure beyond retries writes a ``stopped`` summary and raises ``CellStopped``.
+    """
+    spec.validate()
+    framing = framing or get_framing(spec.framing, skin=spec.skin)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out):
+        wrap = provider_wrap
+        if wrap is None and actor_factory is None and "/" in spec.policy:
+            from econbench.agents.models.wraps import make_provider_wrap
+
+            wrap = make_provider_wrap(record=out / RECORD, cache=cache)
+        factory = actor_factory or make_factory(spec, models, wrap=wrap)
+        try:
+            return _run_cell_locked(
+                spec, out, framing, factory, on_episode, label, resume=resume, force=force
+            )
+        finally:
+            close = getattr(wrap, "close", None)
+            if callable(close):
+                close()
+
+
+def _run_cell_locked(
+    spec: CellSpec,
+    out: Path,
+    framing: Framing,
+    factory: ActorFactory,
+    on_episode: Callable[[Episode], None] | None,
+    label: str | None,
+    *,
+    resume: bool,
+    force: bool,
+) -> dict[str, Any]:
+    config = cell_config(spec, framing, factory)
+    episodes_path = out / EPISODES
+    done: list[Episode] = []
+    if resume:
+        done = _resume_point(spec, out, config, force)
+    else:
+        episodes_path.write_bytes(b"")
+        (out / SUMMARY).unlink(missing_ok=True)
+    write_json(out / CONFIG, config)
+    write_json(out / META, run_metadata("allo", spec.seeds[0], label or spec.slug()))
+    cost = _cost_so_far(done)
+
+    def progress(status: str) -> None:
+        write_progress(
+            out,
+            benchmark="allo",
+            status=status,
+            done=len(done),
+            total=len(spec.seeds),
+            unit="episode",
+            cost_usd=cost,
+        )
+
+    progress("running")
+    remaining = replace(spec, seeds=spec.seeds[len(done) :])
+    with episodes_path.open("a", encoding="utf-8") as fh:
 
         def write(episode: Episode) -> None:
+            nonlocal cost
             fh.write(json_line(episode.record, sort_keys=True) + "\n")
             fh.flush()
+            done.append(episode)
+            cost += _episode_cost(episode.record)
+            progress("running")
             if on_episode is not None:
                 on_episode(episode)
 
-        episodes = play_cell(spec, framing=framing, actor_factory=factory, on_episode=write)
-    summary = summary_of(spec, framing, episodes)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        error: ModelError | None = None
+        if remaining.seeds:
+            try:
+                play_cell(remaining, framing=framing, actor_factory=factory, on_episode=write)
+            except ModelError as exc:
+                error = exc
+    summary = summary_of(spec, framing, done) if done else {"episodes": 0}
+    summary["status"] = "completed" if error is None else "stopped"
+    if error is not None:
+        summary["stopped"] = {
+            "after_episodes": len(done),
+            "error_type": type(error).__name__,
+            "error": str(error),
+        }
+    write_json(out / SUMMARY, summary)
+    progress(summary["status"])
+    if error is not None:
+        raise CellStopped(
+            f"{spec.slug()}: the model failed beyond retries after {len(done)} of "
+            f"{len(spec.seeds)} episodes: {error}\nThe finished episodes are in "
+            f"{out / EPISODES}. Fix the cause (key, model name, provider outage), then "
+            f"continue with `econbench resume {out}`."
+        ) from error
     return summary
+
+
+def _resume_point(spec: CellSpec, out: Path, config: dict[str, Any], force: bool) -> list[Episode]:
+    """The finished episodes of the cell in ``out``, after checking it is the same cell."""
+    saved = read_json(out / CONFIG)
+    if not isinstance(saved, dict):
+        raise CellResumeError(f"{out} has no readable config.json; it cannot be resumed")
+    changes = config_diff(saved, config)
+    if changes and not force:
+        raise CellResumeError(
+            "the cell's config differs from the one it started with:\n  "
+            + "\n  ".join(changes[:20])
+            + ("\n  …" if len(changes) > 20 else "")
+            + "\nResume with the same settings and version, or pass --force."
+        )
+    path = out / EPISODES
+    cut_log(path, log_length(path))  # drop a torn last line (the episode in flight)
+    records = read_jsonl(path)
+    seeds = [int(r["seed"]) for r in records]
+    if seeds != list(spec.seeds[: len(seeds)]):
+        raise CellResumeError(
+            f"{path} holds episodes for seeds {seeds[:5]}… that are not the first seeds of "
+            "this cell; it cannot be resumed"
+        )
+    return [Episode(result=EpisodeResult.from_dict(r["result"]), record=r) for r in records]
+
+
+def _episode_cost(record: dict[str, Any]) -> float:
+    return float(record.get("tokens", {}).get("cost_usd", 0.0) or 0.0)
+
+
+def _cost_so_far(episodes: Sequence[Episode]) -> float:
+    return sum(_episode_cost(e.record) for e in episodes)

@@ -59,5 +59,8 @@ class JsonlSink:
         if event.get("type") == "day_end":
             self._fh.flush()
 
+    def flush(self) -> None:
+        self._fh.flush()
+
     def close(self) -> None:
         self._fh.close()

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic_core import PydanticSerializationError
 
 from econbench.agents.models.base import ProviderWrap
 from econbench.agents.policy import Feedback, Policy
@@ -22,7 +25,12 @@ from econbench.agents.tools import ToolCall
 from econbench.coffee.agents import make_firm_policy, run_limiter
 from econbench.coffee.config import FIRMS, RunConfig
 from econbench.coffee.events import EventSink
+from econbench.coffee.state import WorldState
 from econbench.coffee.world import World
+
+
+class CheckpointError(RuntimeError):
+    """The run's state cannot be saved or restored."""
 
 
 @dataclass
@@ -34,6 +42,7 @@ class CoffeeRun:
     daily_sink: Callable[[dict[str, Any]], None] | None = None
     policies: dict[str, Policy] = field(default_factory=dict)
     provider_wrap: ProviderWrap | None = None
+    on_checkpoint: Callable[[CoffeeRun], None] | None = None
     world: World = field(init=False)
 
     def __post_init__(self) -> None:
@@ -109,15 +118,16 @@ class CoffeeRun:
         return self.world
 
     def step_day(self) -> None:
-        """One day with synchronous policies."""
-        self.world.start_day()
+        """One day (or the rest of it, after a resume) with synchronous policies."""
+        self._start_day()
         while group := self._next_group():
             self._apply(group, {firm_id: self._decide(firm_id) for firm_id in group})
         self._end_day()
 
     async def astep_day(self) -> None:
-        """One day; the agents of a group query their models concurrently."""
-        self.world.start_day()
+        """One day (or the rest of it); the agents of a group query their models
+        concurrently."""
+        self._start_day()
         while group := self._next_group():
             self._held = {firm_id: [] for firm_id in group}
             try:
@@ -132,16 +142,74 @@ class CoffeeRun:
         self._end_day()
 
     def _apply(self, group: list[str], decisions: dict[str, ToolCall | None]) -> None:
-        """Apply a group's decisions one at a time, in canonical firm order."""
+        """Apply a group's decisions one at a time, in canonical firm order; a group that
+        asked a model is a tick worth a checkpoint."""
         world = self.world
         for firm_id in group:
             if world.can_act(world.firm(firm_id)):
                 self._pending[firm_id] = world.act(firm_id, decisions[firm_id])
+        if any(self._is_model(self.policies[f]) for f in group):
+            self._checkpoint()
+
+    def _start_day(self) -> None:
+        """The morning, unless a resumed run restarts in the middle of a business day."""
+        if self.world.state.phase != "business":
+            self.world.start_day()
 
     def _end_day(self) -> None:
         for row in self.world.end_day():
             if self.daily_sink is not None:
                 self.daily_sink(row)
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(self)
+
+    @staticmethod
+    def _is_model(policy: Policy) -> bool:
+        return inspect.iscoroutinefunction(getattr(policy, "adecide", None))
+
+    # ------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict[str, Any]:
+        """The run between two ticks: world state, undelivered results and every policy's
+        own state. Plain JSON data."""
+        return {"world": self.world.state.model_dump(mode="json")} | (
+            self.state_dict_without_world()
+        )
+
+    def state_dict_without_world(self) -> dict[str, Any]:
+        policies: dict[str, Any] = {}
+        for firm_id, policy in self.policies.items():
+            save = getattr(policy, "state_dict", None)
+            if not callable(save):
+                raise CheckpointError(
+                    f"the policy of {firm_id} ({getattr(policy, 'name', type(policy).__name__)})"
+                    " cannot save its state, so this run cannot be checkpointed"
+                )
+            policies[firm_id] = save()
+        return {
+            "now": self.world.now,
+            "pending": dict(self._pending),
+            "policies": policies,
+        }
+
+    def state_json(self) -> str:
+        """``state_dict`` as JSON text, the world serialised by pydantic's fast path (a
+        90-day world is half a megabyte, written at every checkpoint)."""
+        rest = self.state_dict_without_world()
+        try:
+            world = self.world.state.model_dump_json()
+        except PydanticSerializationError:  # a lone surrogate from a model: escape it
+            world = json.dumps(self.world.state.model_dump(mode="json"), separators=(",", ":"))
+        return '{"world":' + world + "," + json.dumps(rest, separators=(",", ":"))[1:]
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Continue from ``state_dict``'s output (policies already started)."""
+        self.world.restore(WorldState.model_validate(state["world"]), int(state["now"]))
+        self._pending = dict.fromkeys(FIRMS) | dict(state["pending"])
+        for firm_id, policy in self.policies.items():
+            policy.load_state(state["policies"][firm_id])  # type: ignore[attr-defined]
 
     def _next_group(self) -> list[str]:
         world = self.world

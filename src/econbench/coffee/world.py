@@ -137,6 +137,12 @@ class World:
         self._toolkits: dict[str, Any] = {}
         self._reindex()
 
+    def restore(self, state: WorldState, now: int) -> None:
+        """Replace the state with a checkpointed one (a resumed run)."""
+        self.state = state
+        self._now = now
+        self._reindex()
+
     # ---------------------------------------------------------------- indexes
     def _reindex(self) -> None:
         """Indexes of the open records (derived from the state, never serialised)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench import __version__
+from econbench.runs.layout import LOCK
 
 RUN_SCHEMA_VERSION = 1
 
@@ -30,14 +31,14 @@ def default_run_dir(benchmark: str, label: str) -> Path:
 
 def prepare_run_dir(path: Path, overwrite: bool = False) -> Path:
     """Create ``path``; refuse to mix a new run into an existing one unless told to."""
-    if path.exists() and any(path.iterdir()):
+    if path.exists() and any(child.name != LOCK for child in path.iterdir()):
         if not overwrite:
             raise RunDirError(
                 f"run directory {path} already holds files; choose another --out or pass "
                 "--overwrite"
             )
         for child in path.iterdir():
-            if child.is_file():
+            if child.is_file() and child.name != LOCK:
                 child.unlink()
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -73,6 +74,9 @@ class JsonlWriter:
 
     def __call__(self, row: dict[str, Any]) -> None:
         self._fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+    def flush(self) -> None:
+        self._fh.flush()
 
     def close(self) -> None:
         self._fh.close()

@@ -97,6 +97,8 @@ class ModelOutput:
     cost_usd: float | None = None
     stop_reason: str | None = None
     provider_data: dict[str, Any] | None = None
+    cache_hit: bool = False
+    """Served from the response cache (``econbench.agents.models.cache``): free, not asked."""
 
     def as_message(self) -> ChatMessage:
         return ChatMessage(

@@ -1,0 +1,712 @@
+"""Every model request and response of a run, in one SQLite file, and a model that replays it.
+
+``CallRecord`` is ``record.sqlite`` in the run directory. History is stored once: each
+distinct message and each distinct tool list is kept a single time under the hash of its
+canonical JSON, and a call stores only the list of its messages' hashes (a 90-day
+conversation re-sends the same messages thousands of times). Tables:
+
+- ``messages(hash, body)`` and ``tools(hash, body)``: content-addressed bodies;
+- ``calls(agent, idx, request_key, model, message_hashes, tools_hash, config, output)``, one
+  row per successful call, keyed by the agent (a firm id, an AlloBench ``seed-N``) and the
+  call's index within that agent; ``output`` holds everything of the reply, ``provider_data``
+  (thinking signatures, item ids) included, with its usage, cost and cache marker;
+- ``failures(agent, idx, seq, ...)``: failed attempts (rate limits, context overflows, a
+  fatal error) made while waiting for call ``idx``, so a replay raises them again at the same
+  points and the agent retries, compacts or stops exactly as it did;
+- ``agents(agent, model, context_window, settings)``: what a replay needs to rebuild the
+  agent without the original configuration's model settings at hand.
+
+Rows are written with ``INSERT OR REPLACE`` and committed one call at a time in WAL mode, so
+a killed process loses at most the call in flight and a call redone after a resume replaces
+the lost one. One connection is shared by every agent of a run (calls are awaited on one
+event loop; a lock makes it safe from threads too).
+
+``RecordingProvider`` wraps a provider and writes each call; ``ReplayProvider`` serves a
+record's replies instead of asking a model, so a run can be re-driven for re-scoring,
+debugging and regression tests without API keys or network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from econbench.agents.models.base import (
+    ChatMessage,
+    ContextOverflowError,
+    FatalModelError,
+    GenerateConfig,
+    ModelError,
+    ModelOutput,
+    ModelProvider,
+    TransientModelError,
+    Usage,
+)
+from econbench.agents.tools import ToolCall, ToolSpec
+
+SCHEMA_VERSION = 1
+_EXCERPT = 200
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages(hash TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tools(hash TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS agents(
+    agent TEXT PRIMARY KEY, model TEXT NOT NULL, context_window INTEGER, settings TEXT
+);
+CREATE TABLE IF NOT EXISTS calls(
+    agent TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    request_key TEXT NOT NULL,
+    model TEXT NOT NULL,
+    message_hashes TEXT NOT NULL,
+    tools_hash TEXT NOT NULL,
+    config TEXT NOT NULL,
+    output TEXT NOT NULL,
+    PRIMARY KEY(agent, idx)
+);
+CREATE INDEX IF NOT EXISTS calls_by_key ON calls(agent, request_key, idx);
+CREATE TABLE IF NOT EXISTS failures(
+    agent TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    request_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    error_type TEXT NOT NULL,
+    message TEXT NOT NULL,
+    retry_after REAL,
+    PRIMARY KEY(agent, idx, seq)
+);
+"""
+
+
+class RecordError(ValueError):
+    """The record file cannot be used (missing, or written by another schema version)."""
+
+
+# --------------------------------------------------------------------------- canonical forms
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per value: sorted keys, no spaces, non-ASCII kept (hash input)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def message_body(message: ChatMessage) -> str:
+    return canonical_json(message.to_dict())
+
+
+def tools_body(tools: Sequence[ToolSpec]) -> str:
+    """What of a tool reaches the model: name, description and parameter schema."""
+    return canonical_json(
+        [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    )
+
+
+def config_dict(config: GenerateConfig) -> dict[str, Any]:
+    """The settings that shape a reply; ``timeout_s`` only bounds the wait, so it is left out."""
+    data = asdict(config)
+    data.pop("timeout_s", None)
+    return data
+
+
+def _key(model: str, message_hashes: Sequence[str], tools_hash: str, config: dict) -> str:
+    return _sha256(
+        canonical_json(
+            {
+                "model": model,
+                "messages": list(message_hashes),
+                "tools": tools_hash,
+                "config": config,
+            }
+        )
+    )
+
+
+def request_key(
+    model_name: str,
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolSpec],
+    config: GenerateConfig,
+) -> str:
+    """SHA-256 over everything that determines the reply: the model, the messages, the tool
+    schemas and the generation settings (not the timeout). Messages and tools enter through
+    the hashes of their canonical JSON, the same hashes the record stores them under."""
+    return _key(
+        model_name,
+        [_sha256(message_body(m)) for m in messages],
+        _sha256(tools_body(tools)),
+        config_dict(config),
+    )
+
+
+def output_to_dict(output: ModelOutput) -> dict[str, Any]:
+    """A reply as JSON, ``provider_data`` and usage included (the marker only when set)."""
+    data: dict[str, Any] = {
+        "model": output.model,
+        "text": output.text,
+        "tool_calls": [
+            {"name": c.name, "arguments": c.arguments, "call_id": c.call_id}
+            for c in output.tool_calls
+        ],
+        "reasoning": output.reasoning,
+        "usage": output.usage.to_dict(),
+        "cost_usd": output.cost_usd,
+        "stop_reason": output.stop_reason,
+        "provider_data": output.provider_data,
+    }
+    if output.cache_hit:
+        data["cache_hit"] = True
+    return data
+
+
+def output_from_dict(data: dict[str, Any]) -> ModelOutput:
+    return ModelOutput(
+        model=data.get("model", ""),
+        text=data.get("text", ""),
+        tool_calls=[
+            ToolCall(c["name"], c.get("arguments", {}), c.get("call_id"))
+            for c in data.get("tool_calls", [])
+        ],
+        reasoning=data.get("reasoning"),
+        usage=Usage(**data.get("usage", {})),
+        cost_usd=data.get("cost_usd"),
+        stop_reason=data.get("stop_reason"),
+        provider_data=data.get("provider_data"),
+        cache_hit=bool(data.get("cache_hit", False)),
+    )
+
+
+# --------------------------------------------------------------------------- failures
+
+_KINDS: dict[str, type[ModelError]] = {
+    "transient": TransientModelError,
+    "overflow": ContextOverflowError,
+    "fatal": FatalModelError,
+}
+
+
+def _kind_of(exc: ModelError) -> str:
+    for kind, base in _KINDS.items():
+        if isinstance(exc, base):
+            return kind
+    return "fatal"  # a bare ModelError stops the run, as a fatal one does
+
+
+def _error_class(kind: str, name: str) -> type[ModelError]:
+    """The loaded class of that name under the kind's base (so a replayed error reads the
+    same in the event log), else a subclass of the base with that name."""
+    base = _KINDS[kind]
+    stack: list[type[ModelError]] = [base]
+    while stack:
+        cls = stack.pop()
+        if cls.__name__ == name:
+            return cls
+        stack.extend(cls.__subclasses__())
+    return type(name, (base,), {"__module__": __name__})
+
+
+@dataclass(frozen=True)
+class RecordedFailure:
+    """A failed attempt: raised again, as recorded, when a replay reaches it."""
+
+    agent: str
+    idx: int
+    seq: int
+    request_key: str
+    kind: str
+    error_type: str
+    message: str
+    retry_after: float | None
+
+    def exception(self) -> ModelError:
+        cls = _error_class(self.kind, self.error_type)
+        exc = cls.__new__(cls)
+        ModelError.__init__(exc, self.message)
+        if isinstance(exc, TransientModelError):
+            exc.retry_after = self.retry_after
+        return exc
+
+
+# --------------------------------------------------------------------------- the record
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One recorded call; its messages are read on demand (``CallRecord.messages_of``)."""
+
+    agent: str
+    idx: int
+    request_key: str
+    model: str
+    message_hashes: list[str]
+    tools_hash: str
+    config: dict[str, Any]
+    output: dict[str, Any]
+
+    def model_output(self) -> ModelOutput:
+        """A fresh ``ModelOutput`` (the caller may change it freely)."""
+        return output_from_dict(self.output)
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    agent: str
+    model: str
+    context_window: int | None
+    settings: dict[str, Any] | None
+
+
+class CallRecord:
+    """``record.sqlite``: a run's model calls. Use as a context manager, or ``close()``.
+
+    ``readonly=True`` opens an existing record for replay and never writes to it.
+    """
+
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        self._known: set[str] = set()
+        if readonly:
+            if not self.path.is_file():
+                raise RecordError(f"{self.path}: no such record file")
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30.0)
+            self._check_version()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+        with self._lock, self._db:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: survives kill -9
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        self._check_version()
+
+    def _check_version(self) -> None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise RecordError(f"{self.path} is not a call record: {exc}") from None
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            self._db.close()
+            found = row[0] if row else "none"
+            raise RecordError(
+                f"{self.path} has record schema version {found}; this econbench reads "
+                f"version {SCHEMA_VERSION}"
+            )
+
+    # ------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Close the file. A writer leaves it in rollback-journal mode, one self-contained
+        file at rest (no ``-wal``/``-shm`` beside it, none made by a later read-only open)."""
+        with self._lock:
+            if not self.readonly:
+                # Fails (harmlessly: the file stays in WAL mode) while another connection
+                # still has it open.
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("PRAGMA journal_mode=DELETE")
+            self._db.close()
+
+    def __enter__(self) -> CallRecord:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"CallRecord({str(self.path)!r})"
+
+    # ------------------------------------------------------------ writing
+    def register_agent(
+        self,
+        agent: str,
+        model: str,
+        context_window: int | None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO agents(agent, model, context_window, settings) "
+                "VALUES (?, ?, ?, ?)",
+                (agent, model, context_window, None if settings is None else json.dumps(settings)),
+            )
+
+    def add_call(
+        self,
+        agent: str,
+        idx: int,
+        model: str,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        config: GenerateConfig,
+        output: ModelOutput,
+    ) -> str:
+        """Store one successful call (replacing any older row at that index); its key."""
+        bodies = [message_body(m) for m in messages]
+        hashes = [_sha256(b) for b in bodies]
+        tool_text = tools_body(tools)
+        tools_hash = _sha256(tool_text)
+        settings = config_dict(config)
+        key = _key(model, hashes, tools_hash, settings)
+        fresh = [(h, b) for h, b in zip(hashes, bodies, strict=True) if h not in self._known]
+        output_text = json.dumps(output_to_dict(output), ensure_ascii=False)
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO messages(hash, body) VALUES (?, ?)", dict(fresh).items()
+            )
+            if tools_hash not in self._known:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO tools(hash, body) VALUES (?, ?)", (tools_hash, tool_text)
+                )
+            self._db.execute(
+                "INSERT OR REPLACE INTO calls(agent, idx, request_key, model, message_hashes, "
+                "tools_hash, config, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    agent,
+                    idx,
+                    key,
+                    model,
+                    json.dumps(hashes),
+                    tools_hash,
+                    canonical_json(settings),
+                    output_text,
+                ),
+            )
+        self._known.update(h for h, _ in fresh)
+        self._known.add(tools_hash)
+        return key
+
+    def add_failure(self, agent: str, idx: int, seq: int, key: str, exc: ModelError) -> None:
+        retry_after = exc.retry_after if isinstance(exc, TransientModelError) else None
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO failures(agent, idx, seq, request_key, kind, error_type, "
+                "message, retry_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (agent, idx, seq, key, _kind_of(exc), type(exc).__name__, str(exc), retry_after),
+            )
+
+    def truncate(self, agent: str, idx: int) -> None:
+        """Forget ``agent``'s calls and failures from ``idx`` on (a resume redoes them)."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM calls WHERE agent = ? AND idx >= ?", (agent, idx))
+            self._db.execute("DELETE FROM failures WHERE agent = ? AND idx >= ?", (agent, idx))
+
+    # ------------------------------------------------------------ reading
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def agents(self) -> list[str]:
+        """Every agent with calls or an entry of its own, sorted."""
+        rows = self._query("SELECT agent FROM agents UNION SELECT agent FROM calls ORDER BY agent")
+        return [r[0] for r in rows]
+
+    def agent_info(self, agent: str) -> AgentInfo | None:
+        rows = self._query(
+            "SELECT model, context_window, settings FROM agents WHERE agent = ?", (agent,)
+        )
+        if not rows:
+            return None
+        model, window, settings = rows[0]
+        return AgentInfo(agent, model, window, None if settings is None else json.loads(settings))
+
+    _CALL = (
+        "SELECT agent, idx, request_key, model, message_hashes, tools_hash, config, output "
+        "FROM calls "
+    )
+
+    @staticmethod
+    def _call(row: tuple[Any, ...]) -> RecordedCall:
+        agent, idx, key, model, hashes, tools_hash, config, output = row
+        return RecordedCall(
+            agent, idx, key, model, json.loads(hashes), tools_hash, json.loads(config),
+            json.loads(output),
+        )  # fmt: skip
+
+    def call_at(self, agent: str, idx: int) -> RecordedCall | None:
+        rows = self._query(self._CALL + "WHERE agent = ? AND idx = ?", (agent, idx))
+        return self._call(rows[0]) if rows else None
+
+    def find_call(self, agent: str, key: str, after: int) -> RecordedCall | None:
+        """The first call of ``agent`` with this request key and an index above ``after``."""
+        rows = self._query(
+            self._CALL + "WHERE agent = ? AND request_key = ? AND idx > ? ORDER BY idx LIMIT 1",
+            (agent, key, after),
+        )
+        return self._call(rows[0]) if rows else None
+
+    def next_call(self, agent: str, after: int) -> RecordedCall | None:
+        rows = self._query(
+            self._CALL + "WHERE agent = ? AND idx > ? ORDER BY idx LIMIT 1", (agent, after)
+        )
+        return self._call(rows[0]) if rows else None
+
+    def calls(self, agent: str | None = None) -> Iterator[RecordedCall]:
+        """Every call (of one agent, or all), in agent then index order."""
+        if agent is None:
+            rows = self._query(self._CALL + "ORDER BY agent, idx")
+        else:
+            rows = self._query(self._CALL + "WHERE agent = ? ORDER BY idx", (agent,))
+        return (self._call(r) for r in rows)
+
+    def count_calls(self, agent: str | None = None) -> int:
+        if agent is None:
+            return int(self._query("SELECT COUNT(*) FROM calls")[0][0])
+        return int(self._query("SELECT COUNT(*) FROM calls WHERE agent = ?", (agent,))[0][0])
+
+    def failure_at(self, agent: str, idx: int, seq: int) -> RecordedFailure | None:
+        rows = self._query(
+            "SELECT request_key, kind, error_type, message, retry_after FROM failures "
+            "WHERE agent = ? AND idx = ? AND seq = ?",
+            (agent, idx, seq),
+        )
+        return RecordedFailure(agent, idx, seq, *rows[0]) if rows else None
+
+    def message(self, digest: str) -> ChatMessage:
+        rows = self._query("SELECT body FROM messages WHERE hash = ?", (digest,))
+        if not rows:
+            raise RecordError(f"{self.path}: message {digest[:12]} is missing")
+        return ChatMessage.from_dict(json.loads(rows[0][0]))
+
+    def messages_of(self, call: RecordedCall) -> list[ChatMessage]:
+        """The request's conversation, rebuilt from the stored messages."""
+        return [self.message(h) for h in call.message_hashes]
+
+    def tools_of(self, call: RecordedCall) -> list[dict[str, Any]]:
+        rows = self._query("SELECT body FROM tools WHERE hash = ?", (call.tools_hash,))
+        return json.loads(rows[0][0]) if rows else []
+
+
+# --------------------------------------------------------------------------- providers
+
+
+def _limiter_key(provider: ModelProvider) -> str:
+    return str(getattr(provider, "provider", provider.name.partition("/")[0]))
+
+
+class RecordingProvider(ModelProvider):
+    """Forwards to ``inner`` and records each call at ``index`` (then the next index).
+
+    Failed attempts are recorded too, against the index of the call they delayed. The
+    index is checkpointed through ``state_dict``/``load_state`` (the agent's checkpoint calls
+    them), so after a resume the next call lands at the right index and what the record
+    holds from there on — calls lost with the crash — is dropped, to be redone.
+    """
+
+    def __init__(self, inner: ModelProvider, record: CallRecord, agent: str) -> None:
+        self.inner = inner
+        self.record = record
+        self.agent = agent
+        self.name = inner.name
+        self.context_window = getattr(inner, "context_window", ModelProvider.context_window)
+        self.index = 0
+        self._failed = 0
+        settings = getattr(inner, "settings", None)
+        dump = getattr(settings, "model_dump", None)
+        record.register_agent(
+            agent, self.name, self.context_window, dump(mode="json") if callable(dump) else None
+        )
+
+    def __repr__(self) -> str:
+        return f"RecordingProvider({self.inner!r}, agent={self.agent!r}, index={self.index})"
+
+    @property
+    def provider(self) -> str:
+        """The limiter's key (``openai``, ``anthropic``…), as the wrapped provider says."""
+        return _limiter_key(self.inner)
+
+    @property
+    def settings(self) -> Any:
+        return getattr(self.inner, "settings", None)
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        try:
+            output = await self.inner.generate(messages, tools, config)
+        except ModelError as exc:
+            key = request_key(self.name, messages, tools, config)
+            self.record.add_failure(self.agent, self.index, self._failed, key, exc)
+            self._failed += 1
+            raise
+        self.record.add_call(self.agent, self.index, self.name, messages, tools, config, output)
+        self.index += 1
+        self._failed = 0
+        return output
+
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"index": self.index}
+        inner_state = getattr(self.inner, "state_dict", None)
+        if callable(inner_state):
+            state["inner"] = inner_state()
+        return state
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.index = int(state["index"])
+        self._failed = 0
+        self.record.truncate(self.agent, self.index)
+        load = getattr(self.inner, "load_state", None)
+        if state.get("inner") is not None and callable(load):
+            load(state["inner"])
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if callable(close):
+            await close()
+
+
+def _excerpt(message: ChatMessage | None) -> str:
+    if message is None:
+        return "(no message)"
+    text = message.content
+    if message.tool_calls:
+        text += " " + " ".join(
+            f"{c.name}({json.dumps(c.arguments, sort_keys=True)})" for c in message.tool_calls
+        )
+    text = text.strip()
+    cut = text[:_EXCERPT] + ("…" if len(text) > _EXCERPT else "")
+    return f"{message.role}: {cut!r}"
+
+
+class ReplayProvider(ModelProvider):
+    """Serves one agent's recorded replies; never asks a model, needs no key or network.
+
+    Strict (the default): each request is looked up by its request key among the agent's
+    calls after the last one served — so it needs no saved position after a resume — and a
+    request the record does not hold raises ``FatalModelError`` naming the agent, the call
+    index that diverged and the first message that differs from the recorded request.
+    Lenient (``strict=False``): the next recorded call is served whatever was asked.
+
+    Failed attempts recorded before a call are raised again first (in strict mode when the
+    request matches the failed one), so retries, forced compactions and a fatal stop happen
+    where they did. Usage, cost and the cache marker are served as recorded, so a replayed
+    run's event log and summary match the original's.
+
+    ``like`` is the provider the configuration would have used; it is never called, only
+    its name (the model the key is computed for) and context window are taken when the
+    record does not say.
+    """
+
+    def __init__(
+        self,
+        record: CallRecord,
+        agent: str,
+        strict: bool = True,
+        *,
+        like: ModelProvider | None = None,
+    ) -> None:
+        self.record = record
+        self.agent = agent
+        self.strict = strict
+        info = record.agent_info(agent)
+        if like is not None:
+            self.name = like.name
+        elif info is not None:
+            self.name = info.model
+        else:
+            self.name = "replay/unknown"
+        if info is not None and info.context_window:
+            self.context_window = int(info.context_window)
+        elif like is not None:
+            self.context_window = getattr(like, "context_window", ModelProvider.context_window)
+        self._like = like
+        self.last = -1
+        self._raised = 0
+
+    def __repr__(self) -> str:
+        mode = "strict" if self.strict else "lenient"
+        return f"ReplayProvider({self.record!r}, agent={self.agent!r}, {mode}, last={self.last})"
+
+    @property
+    def provider(self) -> str:
+        return _limiter_key(self._like) if self._like is not None else self.name.partition("/")[0]
+
+    @property
+    def settings(self) -> Any:
+        return getattr(self._like, "settings", None)
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        key = request_key(self.name, messages, tools, config)
+        expected = self.last + 1
+        failure = self.record.failure_at(self.agent, expected, self._raised)
+        if failure is not None and (not self.strict or failure.request_key == key):
+            self._raised += 1
+            raise failure.exception()
+        if self.strict:
+            call = self.record.find_call(self.agent, key, self.last)
+            if call is None:
+                raise FatalModelError(self._divergence(expected, messages, tools, config))
+        else:
+            call = self.record.next_call(self.agent, self.last)
+            if call is None:
+                raise FatalModelError(
+                    f"replay: the record holds no call for agent {self.agent} after call "
+                    f"{self.last} (the original run made {self.last + 1})"
+                )
+        self.last = call.idx
+        self._raised = 0
+        return call.model_output()
+
+    def _divergence(
+        self,
+        idx: int,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        config: GenerateConfig,
+    ) -> str:
+        """Why the request is not the recorded call ``idx``: the first differing message,
+        else the tools, the settings or the model."""
+        head = f"replay diverged: agent {self.agent}, call {idx}: the request is not in the record"
+        recorded = self.record.call_at(self.agent, idx)
+        if recorded is None:
+            total = self.record.count_calls(self.agent)
+            return f"{head} (the original run made {total} call(s) for this agent)"
+        old = recorded.message_hashes
+        new = [_sha256(message_body(m)) for m in messages]
+        for i in range(max(len(old), len(new))):
+            if i >= len(old) or i >= len(new) or old[i] != new[i]:
+                was = self.record.message(old[i]) if i < len(old) else None
+                now = messages[i] if i < len(new) else None
+                return (
+                    f"{head}; first difference at message {i} (recorded request: {len(old)} "
+                    f"messages, this one: {len(new)}):\n"
+                    f"  recorded {_excerpt(was)}\n  now      {_excerpt(now)}"
+                )
+        if recorded.tools_hash != _sha256(tools_body(tools)):
+            was_names = [t["name"] for t in self.record.tools_of(recorded)]
+            now_names = [t.name for t in tools]
+            return f"{head}; the tools differ: recorded {was_names}, now {now_names}"
+        if recorded.config != config_dict(config):
+            return (
+                f"{head}; the settings differ: recorded {recorded.config}, "
+                f"now {config_dict(config)}"
+            )
+        if recorded.model != self.name:
+            return f"{head}; the model differs: recorded {recorded.model}, now {self.name}"
+        return f"{head}; the same request was already served at an earlier call"
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"last": self.last}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.last = int(state["last"])
+        self._raised = 0

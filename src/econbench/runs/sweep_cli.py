@@ -1,0 +1,150 @@
+"""``econbench sweep EXPERIMENT.toml``: run a matrix of runs of either benchmark."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from econbench.runs.experiment import Plan
+
+BACKEND_HELP = "local: one process per run; ray: Ray tasks on a Ray cluster."
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def _stdout() -> Console:
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """``kill PID`` stops the sweep like Ctrl-C does: workers first, then a summary."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _matrix_table(plan: Plan, sweep_dir: Path) -> Table:
+    """The expanded matrix, with each run's state on disk (new, completed, …)."""
+    from econbench.runs.layout import SWEEP_RUNS
+    from econbench.runs.resume import run_status
+
+    table = Table(title=f"{plan.name}: {len(plan.entries)} {plan.benchmark} runs → {sweep_dir}")
+    keys = list(dict.fromkeys(k for e in plan.entries for k in e.params))
+    table.add_column("run")
+    for key in keys:
+        table.add_column(key)
+    table.add_column("status")
+    for entry in plan.entries:
+        values = [str(entry.params.get(k, "")) for k in keys]
+        table.add_row(entry.id, *values, run_status(sweep_dir / SWEEP_RUNS / entry.id))
+    return table
+
+
+def sweep_command(
+    experiment: Annotated[
+        Path, typer.Argument(help="The experiment file (TOML): benchmark, [matrix], seeds.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Sweep directory (default: the file's 'out', else runs/sweeps/NAME)."),
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Runs at once.")] = 4,
+    retries: Annotated[
+        int, typer.Option(help="Attempts after the first for a failing run (each resumes).")
+    ] = 2,
+    cost_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--cost-limit",
+            metavar="USD",
+            help="Stop once the sweep's runs have cost this much in total (runs in flight "
+            "are stopped and resume next time).",
+        ),
+    ] = None,
+    backend: Annotated[str, typer.Option(help=BACKEND_HELP)] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join (default: start a local Ray instance)."),
+    ] = None,
+    cache: Annotated[
+        str | None,
+        typer.Option(
+            help="Response cache file shared by every run ('default' for the user cache)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the expanded matrix and exit.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Reuse a sweep directory written by a different experiment (changed runs "
+            "start again)."
+        ),
+    ] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
+) -> None:
+    """Run every entry of an experiment (agents × seeds × variants, or AlloBench cells),
+    several at once. Completed runs are skipped, killed or stopped ones resumed, so the same
+    command continues an interrupted sweep. Exit code 0: all completed; 1: some failed;
+    3: incomplete (cost limit, or runs held by another process); 130: interrupted."""
+    from econbench.agents.models.cache import cache_path_from_option
+    from econbench.runs.experiment import ExperimentError, check_plan, load_plan
+    from econbench.runs.sweep import SweepError, SweepOptions, results_table, run_sweep
+
+    try:
+        plan = load_plan(experiment, check=False)
+        options = SweepOptions(
+            out=out if out is not None else plan.default_out(),
+            workers=workers,
+            retries=retries,
+            cost_limit=cost_limit,
+            backend=backend,
+            ray_address=ray_address,
+            cache=cache_path_from_option(cache),
+            force=force,
+        )
+        options.check()
+        if dry_run:
+            _stdout().print(_matrix_table(plan, options.out))
+        check_plan(plan)
+    except (ExperimentError, SweepError) as exc:
+        raise _fail(str(exc)) from None
+    if dry_run:
+        typer.echo("every entry checks out (dry run: nothing was run)")
+        return
+    try:
+        with _sigterm_as_interrupt():
+            result = run_sweep(plan, options, console=Console(stderr=True), quiet=quiet)
+    except SweepError as exc:
+        raise _fail(str(exc)) from None
+    _stdout().print(results_table(result))
+    typer.echo(f"sweep {result.status}: {options.out} (sweep_summary.json)")
+    if result.status == "interrupted":
+        typer.echo("interrupted; run the same command again to continue", err=True)
+    raise typer.Exit(code=result.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sweep`` to the top-level command line."""
+    app.command("sweep")(sweep_command)

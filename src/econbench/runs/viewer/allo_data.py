@@ -1,0 +1,87 @@
+"""What the viewer shows of an AlloBench cell, read incrementally from ``episodes.jsonl``.
+
+One line is one played episode with every turn; with a model (and R3's code) a line can be
+large, so the episode list carries only each episode's figures and where its line lies, and
+an episode's turns are read from disk when the page opens it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from econbench.runs import layout
+from econbench.runs.viewer.tail import JsonlTail, Line, read_span
+
+SUMMARY_KEYS = (
+    "seed",
+    "framing",
+    "actor",
+    "cost",
+    "budget",
+    "score",
+    "utility",
+    "opt",
+    "collected",
+    "first_sight_commits",
+    "unresolved_turns",
+    "decision_turns",
+)
+
+
+def episode_summary(number: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The figures of one episode shown in the list."""
+    out: dict[str, Any] = {"episode": number}
+    out.update({key: row.get(key) for key in SUMMARY_KEYS})
+    commits = row.get("commits")
+    out["commits"] = len(commits) if isinstance(commits, list) else None
+    tokens = row.get("tokens") if isinstance(row.get("tokens"), dict) else {}
+    out["output_tokens"] = tokens.get("output_tokens", 0)
+    out["cost_usd"] = tokens.get("cost_usd")
+    turns = row.get("turns")
+    out["turns"] = len(turns) if isinstance(turns, list) else 0
+    return out
+
+
+class AlloData:
+    """The viewer's incremental reader of one AlloBench cell directory (thread-safe)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._tail = JsonlTail(run_dir / layout.EPISODES)
+        self._lock = threading.Lock()
+        self._episodes: list[dict[str, Any]] = []
+        self._spans: list[tuple[int, int]] = []
+
+    def _refresh(self) -> None:
+        reset, lines = self._tail.poll()
+        if reset:
+            self._episodes, self._spans = [], []
+        for line in lines:
+            self._take(line)
+
+    def _take(self, line: Line) -> None:
+        self._episodes.append(episode_summary(len(self._episodes), line.row))
+        self._spans.append((line.start, line.end))
+
+    def episodes(self, start: int = 0) -> dict[str, Any]:
+        """Episode figures from episode ``start`` on (the page asks only for new ones)."""
+        with self._lock:
+            self._refresh()
+            start = max(start, 0)
+            rows = self._episodes[start:]
+            return {"episodes": rows, "next": start + len(rows), "total": len(self._episodes)}
+
+    def episode(self, number: int) -> dict[str, Any] | None:
+        """The full record of one episode, turns included; ``None`` when there is no such
+        episode yet."""
+        with self._lock:
+            self._refresh()
+            if not 0 <= number < len(self._spans):
+                return None
+            start, end = self._spans[number]
+        rows = read_span(self._tail.path, start, end)
+        if not rows:
+            return None
+        return {"episode": number, **rows[0]}

@@ -1,0 +1,161 @@
+"""The runs the viewer serves: found by scanning one folder, named by opaque ids.
+
+The page addresses a run by an id handed out by the scan, never by a path, so no URL can
+reach a file outside the runs found (no path traversal). The folder is scanned again on
+each listing, so the runs a live sweep adds appear; a run's status is re-read on each
+request, so a run that finishes or stops shows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from econbench.runs import layout
+from econbench.runs.viewer.allo_data import AlloData
+from econbench.runs.viewer.coffee_data import CoffeeData
+
+
+class ViewerPathError(ValueError):
+    """The folder given to the viewer holds nothing it can show."""
+
+
+def run_id(rel: str) -> str:
+    """A short, stable id for the run at ``rel`` (relative to the scanned folder)."""
+    return hashlib.sha1(rel.encode("utf-8")).hexdigest()[:12]
+
+
+def check_root(path: Path) -> Path:
+    """``path`` if it is a run, a sweep (maybe still empty) or a folder holding runs."""
+    if not path.exists():
+        raise ViewerPathError(f"{path} does not exist")
+    if not path.is_dir():
+        raise ViewerPathError(f"{path} is not a directory (give a run, sweep or runs folder)")
+    if layout.is_sweep_dir(path) or next(layout.iter_run_dirs(path), None) is not None:
+        return path
+    raise ViewerPathError(f"{path} holds no CoffeeBench run or AlloBench cell")
+
+
+@dataclass
+class RunEntry:
+    """One run found by the scan, with its incremental reader."""
+
+    run_id: str
+    rel: str
+    ref: layout.RunRef
+    config: dict[str, Any]
+    data: CoffeeData | AlloData
+
+    def item(self) -> dict[str, Any]:
+        """The run as a row of the run list."""
+        return {
+            "id": self.run_id,
+            "rel": self.rel,
+            "label": self.ref.label,
+            "benchmark": self.ref.benchmark,
+            "status": self.ref.status,
+            "brief": brief(self.ref.benchmark, self.config, self.ref.meta),
+        }
+
+    def overview(self) -> dict[str, Any]:
+        """The run's settings, metadata, summary and progress."""
+        return {
+            **self.item(),
+            "path": str(self.ref.path),
+            "meta": self.ref.meta,
+            "config": self.config,
+            "summary": self.ref.summary,
+            "progress": self.progress(),
+        }
+
+    def progress(self) -> dict[str, Any] | None:
+        """``progress.json`` as the runner last wrote it (done of total, cost so far)."""
+        progress = layout.read_json(self.ref.path / layout.PROGRESS)
+        return progress if isinstance(progress, dict) else None
+
+
+def brief(benchmark: str, config: dict[str, Any], meta: dict[str, Any]) -> str:
+    """A few words telling runs apart in the list: seed and policies, or framing and actor."""
+    if benchmark == "allo":
+        parts = [config.get("framing"), config.get("policy")]
+        if config.get("cost"):
+            parts.append(f"k={config['cost']:g}")
+        return " · ".join(str(p) for p in parts if p)
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    seed = config.get("seed", meta.get("seed"))
+    focal = agents.get("roaster_A") or agents.get("default")
+    parts = [f"seed {seed}" if seed is not None else None, f"roaster_A={focal}" if focal else None]
+    return " · ".join(p for p in parts if p)
+
+
+def _stamp(run_dir: Path) -> tuple[tuple[int, int] | None, ...]:
+    """Changes when the files behind a ``RunRef`` change."""
+    out = []
+    for name in (layout.META, layout.SUMMARY):
+        try:
+            st = (run_dir / name).stat()
+            out.append((st.st_mtime_ns, st.st_size))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+class Catalog:
+    """The runs under one folder, rescanned on demand (thread-safe)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = check_root(root)
+        self._lock = threading.Lock()
+        self._entries: dict[str, RunEntry] = {}
+        self._stamps: dict[str, tuple[tuple[int, int] | None, ...]] = {}
+
+    def scan(self) -> list[RunEntry]:
+        """Every run now under the folder, in path order."""
+        found = []
+        with self._lock:
+            for run_dir in layout.iter_run_dirs(self.root):
+                rel = run_dir.relative_to(self.root).as_posix()
+                entry = self._load(run_id(rel), rel, run_dir)
+                if entry is not None:
+                    found.append(entry)
+            gone = set(self._entries) - {e.run_id for e in found}
+            for key in gone:
+                del self._entries[key]
+                self._stamps.pop(key, None)
+        return found
+
+    def get(self, key: str) -> RunEntry | None:
+        """The run with id ``key`` (status refreshed), or ``None``; never a path lookup."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry = self._load(key, entry.rel, entry.ref.path)
+        if entry is None:
+            entry = next((e for e in self.scan() if e.run_id == key), None)
+        return entry
+
+    def _load(self, key: str, rel: str, run_dir: Path) -> RunEntry | None:
+        stamp = _stamp(run_dir)
+        entry = self._entries.get(key)
+        if entry is not None and self._stamps.get(key) == stamp:
+            return entry
+        try:
+            ref = layout.load_ref(run_dir)
+        except FileNotFoundError:
+            self._entries.pop(key, None)
+            return None
+        if entry is None or entry.ref.benchmark != ref.benchmark:
+            config = layout.read_json(run_dir / layout.CONFIG)
+            data = CoffeeData(run_dir) if ref.benchmark == "coffee" else AlloData(run_dir)
+            entry = RunEntry(key, rel, ref, config if isinstance(config, dict) else {}, data)
+        else:
+            entry.ref = ref
+            if not entry.config:
+                config = layout.read_json(run_dir / layout.CONFIG)
+                entry.config = config if isinstance(config, dict) else {}
+        self._entries[key] = entry
+        self._stamps[key] = stamp
+        return entry

@@ -1,0 +1,284 @@
+"""The viewer's web server: the page, its three static files and a small JSON API.
+
+It binds to a loopback address only (anything else is refused) and answers only requests
+whose ``Host`` names the loopback, so neither another machine nor a web page served
+elsewhere (DNS rebinding) can read the runs. Runs are addressed by the ids the scan hands
+out (:mod:`econbench.runs.viewer.data`); static files come from a fixed table. Nothing in a
+URL is ever joined to a path.
+
+API (all ``GET``, all JSON):
+
+- ``/api/runs`` — the runs under the folder, rescanned.
+- ``/api/run/<id>`` — settings, metadata, summary and status of one run.
+- CoffeeBench: ``/api/run/<id>/index`` (days with event counts, firms, sizes),
+  ``/api/run/<id>/day/<n>[?firm=F]`` (one day's events),
+  ``/api/run/<id>/transcript?firm=F&day=N`` (one firm's entries on one day),
+  ``/api/run/<id>/ledger`` (deals and invoices), ``/api/run/<id>/daily?from=ROW``
+  (daily snapshot rows), ``/api/run/<id>/events?from=BYTE[&max_bytes=N]`` (raw events from a
+  line boundary, complete lines only).
+- AlloBench: ``/api/run/<id>/episodes?from=N`` (episode figures),
+  ``/api/run/<id>/episode/<n>`` (one episode with its turns).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from econbench.jsonio import json_line
+from econbench.runs.viewer.allo_data import AlloData
+from econbench.runs.viewer.coffee_data import CoffeeData
+from econbench.runs.viewer.data import Catalog, RunEntry
+
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/static/style.css": ("style.css", "text/css; charset=utf-8"),
+}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+LOOPBACK_NAMES = {"localhost"}
+
+
+class NotLoopbackError(ValueError):
+    """The viewer was asked to listen on an address other machines could reach."""
+
+
+class ApiError(Exception):
+    """A request the API answers with an error status and a message."""
+
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def check_loopback(host: str) -> str:
+    """``host`` as an address to bind, if it is a loopback one; otherwise refuse."""
+    if host in LOOPBACK_NAMES:
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        raise NotLoopbackError(
+            f"refusing to serve on {host!r}: the viewer listens on loopback addresses only"
+        ) from None
+    if not address.is_loopback:
+        raise NotLoopbackError(
+            f"refusing to serve on {host}: the viewer listens on loopback addresses only "
+            "(127.0.0.1 or ::1); use an SSH tunnel to view runs on another machine"
+        )
+    return str(address)
+
+
+def host_header_ok(value: str | None) -> bool:
+    """Whether a request's ``Host`` names the loopback (a DNS-rebinding guard)."""
+    if not value:
+        return False
+    bracketed = value.startswith("[")  # [::1]:8000
+    host = value[1:].partition("]")[0] if bracketed else value.partition(":")[0]
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _static(name: str) -> bytes:
+    return resources.files("econbench.runs.viewer").joinpath("static", name).read_bytes()
+
+
+def _int(query: dict[str, list[str]], key: str, default: int | None = None) -> int:
+    values = query.get(key)
+    if not values:
+        if default is None:
+            raise ApiError(HTTPStatus.BAD_REQUEST, f"missing query parameter {key!r}")
+        return default
+    try:
+        value = int(values[0])
+    except ValueError:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be an integer") from None
+    if value < 0:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must not be negative")
+    return value
+
+
+def _path_int(text: str, what: str) -> int:
+    if not text.isdigit():
+        raise ApiError(HTTPStatus.NOT_FOUND, f"no such {what}: {text!r}")
+    return int(text)
+
+
+def _found(value: Any, what: str) -> Any:
+    if value is None:
+        raise ApiError(HTTPStatus.NOT_FOUND, f"no such {what}")
+    return value
+
+
+def _coffee(entry: RunEntry) -> CoffeeData:
+    if not isinstance(entry.data, CoffeeData):
+        raise ApiError(HTTPStatus.NOT_FOUND, "not a CoffeeBench run")
+    return entry.data
+
+
+def _allo(entry: RunEntry) -> AlloData:
+    if not isinstance(entry.data, AlloData):
+        raise ApiError(HTTPStatus.NOT_FOUND, "not an AlloBench cell")
+    return entry.data
+
+
+def _with_status(entry: RunEntry, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with what a polling page needs to know besides: status and progress."""
+    return {"status": entry.ref.status, "progress": entry.progress(), **body}
+
+
+class Api:
+    """Maps ``/api/...`` paths to the catalog's data."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def handle(self, parts: list[str], query: dict[str, list[str]]) -> Any:
+        if parts == ["runs"]:
+            return {
+                "root": str(self.catalog.root),
+                "runs": [e.item() for e in self.catalog.scan()],
+            }
+        if len(parts) < 2 or parts[0] != "run":
+            raise ApiError(HTTPStatus.NOT_FOUND, "no such endpoint")
+        entry = self.catalog.get(parts[1])
+        if entry is None:
+            raise ApiError(HTTPStatus.NOT_FOUND, "no such run")
+        rest = parts[2:]
+        if not rest:
+            return entry.overview()
+        route = self._routes().get((rest[0], len(rest)))
+        if route is None:
+            raise ApiError(HTTPStatus.NOT_FOUND, "no such endpoint")
+        return route(entry, rest, query)
+
+    def _routes(self) -> dict[tuple[str, int], Callable[..., Any]]:
+        return {
+            ("index", 1): lambda e, r, q: _with_status(e, _coffee(e).index()),
+            ("day", 2): self._day,
+            ("transcript", 1): self._transcript,
+            ("ledger", 1): lambda e, r, q: _coffee(e).ledger(),
+            ("daily", 1): lambda e, r, q: _with_status(e, _coffee(e).daily(_int(q, "from", 0))),
+            ("events", 1): self._events,
+            ("episodes", 1): lambda e, r, q: _with_status(e, _allo(e).episodes(_int(q, "from", 0))),
+            ("episode", 2): lambda e, r, q: _found(
+                _allo(e).episode(_path_int(r[1], "episode")), "episode"
+            ),
+        }
+
+    def _day(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
+        day = _path_int(rest[1], "day")
+        firm = (query.get("firm") or [None])[0]
+        events = _found(_coffee(entry).day(day, firm), "day")
+        return {"day": day, "firm": firm, "events": events}
+
+    def _transcript(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
+        firm = (query.get("firm") or [""])[0]
+        if not firm:
+            raise ApiError(HTTPStatus.BAD_REQUEST, "missing query parameter 'firm'")
+        return _found(_coffee(entry).transcript(firm, _int(query, "day")), "day")
+
+    def _events(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
+        data = _coffee(entry)
+        offset = _int(query, "from", 0)
+        max_bytes = _int(query, "max_bytes", 1 << 20)
+        out = data.events_from(offset, max_bytes)
+        if out is None:
+            raise ApiError(HTTPStatus.BAD_REQUEST, f"byte {offset} is not where a line starts")
+        return _with_status(entry, out)
+
+
+class ViewerHandler(BaseHTTPRequestHandler):
+    """One request: a static file or an API call."""
+
+    server: ViewerServer
+    server_version = "econbench-viewer"
+    sys_version = ""
+
+    def do_GET(self) -> None:
+        if not host_header_ok(self.headers.get("Host")):
+            self._send_json(HTTPStatus.FORBIDDEN, {"error": "the viewer answers loopback only"})
+            return
+        url = urlsplit(self.path)
+        if url.path in STATIC:
+            name, kind = STATIC[url.path]
+            self._send(HTTPStatus.OK, _static(name), kind)
+            return
+        if not url.path.startswith("/api/"):
+            self._send_json(HTTPStatus.NOT_FOUND, {"error": "not found"})
+            return
+        parts = url.path[len("/api/") :].split("/")
+        try:
+            body = self.server.api.handle(parts, parse_qs(url.query))
+        except ApiError as exc:
+            self._send_json(exc.status, {"error": str(exc)})
+            return
+        except Exception as exc:  # a bug must not take the server down with it
+            self._send_json(
+                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"}
+            )
+            return
+        self._send_json(HTTPStatus.OK, body)
+
+    def _send_json(self, status: HTTPStatus, body: Any) -> None:
+        self._send(status, json_line(body).encode("utf-8"), "application/json")
+
+    def _send(self, status: HTTPStatus, data: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in SECURITY_HEADERS.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None  # the page polls every two seconds: no line per request
+
+
+class ViewerServer(ThreadingHTTPServer):
+    """A threading HTTP server on a loopback address, serving one catalog."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, catalog: Catalog, host: str = "127.0.0.1", port: int = 0) -> None:
+        address = check_loopback(host)
+        self.address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        self.api = Api(catalog)
+        super().__init__((address, port), ViewerHandler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in str(host) else str(host)
+        return f"http://{shown}:{port}/"
+
+
+def serve_in_thread(server: ViewerServer) -> threading.Thread:
+    """Serve from a daemon thread (tests, embedding); stop with ``server.shutdown()``."""
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="econbench-viewer"
+    )
+    thread.daemon = True
+    thread.start()
+    return thread

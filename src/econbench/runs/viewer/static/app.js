@@ -1,0 +1,1176 @@
+// econbench viewer: browse CoffeeBench runs and AlloBench cells, also while they are written.
+// Every piece of run data (model text above all) enters the page as text (textContent or
+// text nodes), never as HTML, so nothing a model writes can run here.
+"use strict";
+
+(() => {
+  const params = new URLSearchParams(location.search);
+  const POLL_MS = Math.max(100, Number(params.get("poll")) || 2000);
+  const RUNS_POLL_MS = Math.max(POLL_MS, 5000);
+  const FIRM_COLORS = {
+    farmer_A: "#1b9e77",
+    farmer_B: "#66a61e",
+    roaster_A: "#d95f02",
+    roaster_B: "#c9a100",
+    retailer_A: "#7570b3",
+    retailer_B: "#e7298a",
+  };
+  const SPARE_COLORS = ["#1f78b4", "#6a3d9a", "#b15928", "#33a02c", "#fb9a99", "#a6cee3"];
+  const KINDS = {
+    env: "environment",
+    tool: "tool calls",
+    model: "model calls",
+    message: "messages",
+  };
+  // [daily.jsonl field, title, whether the y axis must show zero]
+  const CHARTS = [
+    ["cash", "Cash", false],
+    ["revenue_cum", "Cumulative revenue", true],
+    ["net_income_cum", "Net income (cumulative)", true],
+  ];
+  const PARTY_KEYS = ["firm", "seller", "buyer", "sender", "recipient", "issuer", "payer"];
+
+  // ------------------------------------------------------------------ small helpers
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, props, ...kids) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = String(value);
+      else if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
+      else if (key === "data") Object.assign(node.dataset, value);
+      else if (key === "color") node.style.backgroundColor = value;
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const kid of kids.flat()) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      node.append(kid instanceof Node ? kid : String(kid));
+    }
+    return node;
+  }
+
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, text) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  function clear(node) {
+    node.replaceChildren();
+    return node;
+  }
+
+  function money(value) {
+    if (typeof value !== "number" || !Number.isFinite(value)) return value == null ? "–" : String(value);
+    const text = Math.abs(value).toLocaleString("en-US", {
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 2,
+    });
+    return (value < 0 ? "−$" : "$") + text;
+  }
+
+  function num(value, digits = 3) {
+    if (typeof value !== "number" || !Number.isFinite(value)) return value == null ? "–" : String(value);
+    return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+  }
+
+  function compact(value) {
+    const abs = Math.abs(value);
+    const trim = (text) => text.replace(/\.0$/, "");
+    if (abs >= 1e6) return trim((value / 1e6).toFixed(abs >= 1e7 ? 0 : 1)) + "M";
+    if (abs >= 1e3) return trim((value / 1e3).toFixed(abs >= 1e4 ? 0 : 1)) + "k";
+    return String(Math.round(value * 100) / 100);
+  }
+
+  function json(value, indent) {
+    try {
+      return JSON.stringify(value, null, indent);
+    } catch (err) {
+      return String(value);
+    }
+  }
+
+  function shortJson(value, max = 140) {
+    const text = json(value);
+    return text && text.length > max ? text.slice(0, max - 1) + "…" : text;
+  }
+
+  function firmColor(firm) {
+    if (FIRM_COLORS[firm]) return FIRM_COLORS[firm];
+    let h = 0;
+    for (const ch of String(firm)) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+    return SPARE_COLORS[h % SPARE_COLORS.length];
+  }
+
+  function swatch(firm) {
+    return el("span", { class: "swatch", color: firmColor(firm) });
+  }
+
+  function firmTag(firm) {
+    return el("span", { class: "firm-tag", color: firmColor(firm), text: firm });
+  }
+
+  function parties(ev) {
+    const out = [];
+    for (const key of PARTY_KEYS) if (typeof ev[key] === "string" && !out.includes(ev[key])) out.push(ev[key]);
+    return out;
+  }
+
+  function kindOf(ev) {
+    if (ev.type === "tool_call") return "tool";
+    if (ev.type === "model_call" || ev.type === "model_retry" || ev.type === "compaction") return "model";
+    if (ev.type === "message") return "message";
+    return "env";
+  }
+
+  function tokens(usage) {
+    return `${usage.input_tokens ?? 0} in / ${usage.output_tokens ?? 0} out tokens`;
+  }
+
+  function otherFields(ev) {
+    const shown = ["seq", "day", "time", "type", "firm"];
+    return Object.fromEntries(Object.entries(ev).filter(([key]) => !shown.includes(key)));
+  }
+
+  function details(label, body, open) {
+    const box = el("details", { open: !!open }, el("summary", { text: label }));
+    box.append(typeof body === "string" ? el("pre", { text: body }) : body);
+    return box;
+  }
+
+  async function api(path) {
+    const response = await fetch(path, { cache: "no-store" });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (err) {
+      body = null;
+    }
+    if (!response.ok) throw new Error((body && body.error) || `HTTP ${response.status}`);
+    $("conn").hidden = true;
+    return body;
+  }
+
+  function badge(status) {
+    return el("span", { class: `badge status-${status}`, text: status, data: { status } });
+  }
+
+  // ------------------------------------------------------------------ state
+  const state = {
+    runs: [],
+    runId: null,
+    run: null,
+    token: 0,
+    timer: null,
+    coffee: null,
+    allo: null,
+  };
+
+  function freshCoffee(tab) {
+    return {
+      index: null,
+      day: null,
+      follow: true,
+      tab: tab || "timeline",
+      dayEvents: [],
+      hiddenFirms: new Set(),
+      hiddenKinds: new Set(),
+      transcriptFirm: null,
+      daily: [],
+      ledger: { deals: [], invoices: [] },
+      ledgerVersion: -1,
+      ledgerFirm: "",
+    };
+  }
+
+  function freshAllo() {
+    return { episodes: [], selected: null, record: null, decisionsOnly: false };
+  }
+
+  // ------------------------------------------------------------------ run list
+  async function loadRuns() {
+    let body;
+    try {
+      body = await api("/api/runs");
+    } catch (err) {
+      $("conn").hidden = false;
+      return;
+    }
+    state.runs = body.runs;
+    const mine = state.runs.find((r) => r.id === state.runId);
+    if (mine && state.run && mine.status === "running" && state.run.status !== "running") {
+      state.run.status = "running"; // the run was started again: follow it
+      schedule(state.token);
+    }
+    $("root").textContent = body.root;
+    $("run-count").textContent = `(${body.runs.length})`;
+    renderRunList();
+    if (!state.runId && state.runs.length) {
+      const wanted = new URLSearchParams(location.hash.slice(1)).get("run");
+      const first = state.runs.find((r) => r.id === wanted) || state.runs[0];
+      selectRun(first.id);
+    } else if (!state.runs.length) {
+      $("placeholder").textContent = "No runs yet: waiting for the first one to appear.";
+    }
+  }
+
+  // The run's folder, unless its label already says it (a sweep names runs after labels).
+  function shownPath(run) {
+    const name = run.rel.split("/").pop();
+    return run.rel === "." || name.startsWith(run.label) ? "" : ` · ${run.rel}`;
+  }
+
+  function renderRunList() {
+    const list = clear($("run-list"));
+    for (const run of state.runs) {
+      const item = el(
+        "li",
+        {
+          class: run.id === state.runId ? "selected" : "",
+          data: { id: run.id },
+          title: run.rel,
+          on: { click: () => selectRun(run.id) },
+        },
+        el("div", {}, el("span", { class: "run-label", text: run.label }), badge(run.status)),
+        el(
+          "div",
+          { class: "run-brief" },
+          el("span", { class: "bench", text: run.benchmark }),
+          ` ${run.brief || ""}`,
+          shownPath(run),
+        ),
+      );
+      list.append(item);
+    }
+  }
+
+  function setStatus(status) {
+    if (!state.run) return;
+    state.run.status = status;
+    const row = state.runs.find((r) => r.id === state.runId);
+    if (row && row.status !== status) {
+      row.status = status;
+      renderRunList();
+    }
+    const head = document.querySelector("#run-head .badge");
+    if (head) head.replaceWith(badge(status));
+  }
+
+  // ------------------------------------------------------------------ selecting a run
+  function stopPolling() {
+    if (state.timer) clearTimeout(state.timer);
+    state.timer = null;
+  }
+
+  function schedule(token) {
+    stopPolling();
+    if (state.run && state.run.status === "running") {
+      state.timer = setTimeout(() => poll(token), POLL_MS);
+    }
+  }
+
+  async function poll(token) {
+    if (token !== state.token) return;
+    try {
+      if (state.run.benchmark === "coffee") await pollCoffee(token);
+      else await pollAllo(token);
+    } catch (err) {
+      $("conn").hidden = false;
+    }
+    if (token !== state.token) return;
+    if (state.run.status !== "running") {
+      await refreshHead(token);
+    }
+    schedule(token);
+  }
+
+  async function refreshHead(token) {
+    try {
+      const run = await api(`/api/run/${state.runId}`);
+      if (token !== state.token) return;
+      state.run = run;
+      renderHead();
+      setStatus(run.status);
+    } catch (err) {
+      $("conn").hidden = false;
+    }
+  }
+
+  async function selectRun(id) {
+    stopPolling();
+    const token = ++state.token;
+    state.runId = id;
+    history.replaceState(null, "", `#run=${encodeURIComponent(id)}`);
+    renderRunList();
+    let run;
+    try {
+      run = await api(`/api/run/${id}`);
+    } catch (err) {
+      $("placeholder").textContent = `Cannot open this run: ${err.message}`;
+      $("placeholder").hidden = false;
+      $("run").hidden = true;
+      return;
+    }
+    if (token !== state.token) return;
+    state.run = run;
+    $("placeholder").hidden = true;
+    $("run").hidden = false;
+    $("coffee").hidden = run.benchmark !== "coffee";
+    $("allo").hidden = run.benchmark !== "allo";
+    renderHead();
+    if (run.benchmark === "coffee") await openCoffee(token);
+    else await openAllo(token);
+    schedule(token);
+  }
+
+  function progressText(progress) {
+    if (!progress || typeof progress.done !== "number") return "";
+    const cost = typeof progress.cost_usd === "number" && progress.cost_usd > 0 ? ` · ${money(progress.cost_usd)} spent` : "";
+    return `· ${progress.done} of ${progress.total} ${progress.unit}s${cost}`;
+  }
+
+  function updateProgress(progress) {
+    if (!state.run || progress === undefined) return;
+    state.run.progress = progress;
+    const node = $("progress");
+    if (node) node.textContent = progressText(progress);
+  }
+
+  function fact(label, value) {
+    return el("span", { class: "fact" }, `${label} `, el("b", { text: value }));
+  }
+
+  function renderHead() {
+    const run = state.run;
+    const head = clear($("run-head"));
+    head.append(
+      el(
+        "div",
+        { class: "title" },
+        el("h2", { text: run.label }),
+        badge(run.status),
+        el("span", { class: "muted", text: `${run.benchmark === "coffee" ? "CoffeeBench" : "AlloBench"} · ${run.brief || ""}` }),
+        el("span", { id: "progress", class: "muted", text: progressText(run.progress) }),
+      ),
+      el("div", { class: "muted", text: run.path }),
+    );
+    if (run.benchmark === "coffee") renderCoffeeHead(head);
+    else renderAlloHead(head);
+    const stopped = run.summary && run.summary.stopped;
+    if (stopped) {
+      head.append(el("p", { class: "error-box", text: `Stopped on ${stopped.at}: ${stopped.error_type}: ${stopped.error}` }));
+    }
+  }
+
+  // ------------------------------------------------------------------ CoffeeBench
+  function policyOf(firm) {
+    const agents = (state.run.config && state.run.config.agents) || {};
+    const summaryFirm = state.run.summary && state.run.summary.firms && state.run.summary.firms[firm];
+    return (summaryFirm && summaryFirm.policy) || agents[firm] || agents.default || "scripted";
+  }
+
+  function latestRows() {
+    const latest = {};
+    for (const row of state.coffee ? state.coffee.daily : []) latest[row.firm] = row;
+    return latest;
+  }
+
+  function renderCoffeeHead(head) {
+    const run = state.run;
+    const c = state.coffee;
+    const config = run.config || {};
+    const summary = run.summary;
+    const lastDay = c && c.index && c.index.last_day;
+    head.append(
+      el(
+        "div",
+        { class: "facts" },
+        fact("seed", config.seed ?? run.meta.seed ?? "–"),
+        fact("days", summary ? `${summary.days_run} of ${summary.days}` : `${lastDay ?? "–"} of ${config.days ?? "?"}`),
+        summary ? fact("deals", summary.deals) : null,
+        summary ? fact("consumer sales", `${summary.consumer_sales_kg} kg`) : null,
+        c && c.index ? fact("events", c.index.events.toLocaleString("en-US")) : null,
+      ),
+    );
+    const firms = (c && c.index && c.index.firms) || Object.keys((summary && summary.firms) || {});
+    if (!firms.length) return;
+    const latest = latestRows();
+    const usage = (c && c.index && c.index.usage) || {};
+    const table = el("table", { id: "firm-table" });
+    table.append(
+      el(
+        "tr",
+        {},
+        ["firm", "policy", "cash", "revenue", "net income", "model calls", "model cost"].map((h, i) =>
+          el("th", { class: i > 1 ? "num" : "", text: h }),
+        ),
+      ),
+    );
+    for (const firm of firms) {
+      const row = latest[firm] || {};
+      const u = usage[firm];
+      table.append(
+        el(
+          "tr",
+          {},
+          el("td", {}, firmTag(firm)),
+          el("td", { text: policyOf(firm) }),
+          el("td", { class: "num", text: money(row.cash) }),
+          el("td", { class: "num", text: money(row.revenue_cum) }),
+          el("td", { class: "num", text: money(row.net_income_cum) }),
+          el("td", { class: "num", text: u ? u.calls : "–" }),
+          el("td", { class: "num", text: u && u.cost_usd !== undefined ? money(u.cost_usd) : "–" }),
+        ),
+      );
+    }
+    head.append(el("div", { class: "table-wrap" }, table));
+  }
+
+  async function openCoffee(token) {
+    const c = (state.coffee = freshCoffee(state.coffee && state.coffee.tab));
+    clear($("day-list"));
+    clear($("timeline"));
+    clear($("transcript"));
+    clear($("transcript-nav"));
+    const index = await api(`/api/run/${state.runId}/index`);
+    if (token !== state.token) return;
+    c.index = index;
+    c.day = index.last_day;
+    c.transcriptFirm = index.model_firms[0] || index.firms[0] || null;
+    $("follow").checked = c.follow;
+    renderFilters();
+    renderDayList();
+    showTab(c.tab);
+    await Promise.all([loadDay(token), loadDaily(token), loadLedger(token)]);
+    if (token !== state.token) return;
+    renderHead();
+  }
+
+  async function pollCoffee(token) {
+    const c = state.coffee;
+    const before = c.index;
+    const index = await api(`/api/run/${state.runId}/index`);
+    if (token !== state.token) return;
+    if (index.events < before.events || index.daily_rows < c.daily.length) {
+      selectRun(state.runId); // the run was started again from scratch: read it afresh
+      return;
+    }
+    c.index = index;
+    setStatus(index.status);
+    updateProgress(index.progress);
+    const grewDays = index.last_day !== before.last_day;
+    if (grewDays && c.follow) c.day = index.last_day;
+    renderDayList();
+    const count = (idx) => (idx.days.find((d) => d.day === c.day) || { count: 0 }).count;
+    const jobs = [];
+    if (grewDays && c.follow) jobs.push(loadDay(token));
+    else if (count(index) !== count(before)) jobs.push(loadDay(token, true));
+    if (index.daily_rows > c.daily.length) jobs.push(loadDaily(token));
+    if (index.ledger_version !== c.ledgerVersion) jobs.push(loadLedger(token));
+    await Promise.all(jobs);
+    if (token !== state.token) return;
+    if (index.events !== before.events) renderHead();
+  }
+
+  function dayInfo(day) {
+    return state.coffee.index.days.find((d) => d.day === day);
+  }
+
+  function renderDayList() {
+    const c = state.coffee;
+    const list = $("day-list");
+    const chips = new Map([...list.children].map((chip) => [Number(chip.dataset.day), chip]));
+    for (const info of c.index.days) {
+      let chip = chips.get(info.day);
+      if (!chip) {
+        const day = info.day;
+        chip = el("button", { type: "button", class: "day-chip", data: { day }, text: day });
+        chip.addEventListener("click", () => pickDay(day));
+        list.append(chip);
+      }
+      chip.title = `day ${info.day}: ${info.count} events${info.complete ? "" : " (in progress)"}`;
+      chip.classList.toggle("partial", !info.complete);
+      chip.classList.toggle("selected", info.day === c.day);
+    }
+    for (const [day, chip] of chips) if (!dayInfo(day)) chip.remove();
+    renderDayLabel();
+  }
+
+  function renderDayLabel() {
+    const c = state.coffee;
+    const days = c.index.days.map((d) => d.day);
+    const info = dayInfo(c.day);
+    $("day-label").textContent =
+      c.day === null || c.day === undefined
+        ? "no events yet"
+        : `Day ${c.day} · ${info ? info.count : 0} events${info && !info.complete ? " · in progress" : ""}`;
+    $("day-prev").disabled = !days.length || c.day <= days[0];
+    $("day-next").disabled = !days.length || c.day >= days[days.length - 1];
+  }
+
+  function pickDay(day) {
+    const c = state.coffee;
+    if (!dayInfo(day)) return;
+    c.day = day;
+    c.follow = day === c.index.last_day && c.follow;
+    $("follow").checked = c.follow;
+    for (const chip of $("day-list").children) chip.classList.toggle("selected", Number(chip.dataset.day) === day);
+    renderDayLabel();
+    loadDay(state.token);
+    if (c.tab === "charts") renderCharts();
+  }
+
+  function stepDay(delta) {
+    const c = state.coffee;
+    const days = c.index.days.map((d) => d.day);
+    const at = days.indexOf(c.day);
+    const next = days[Math.min(days.length - 1, Math.max(0, at + delta))];
+    if (next !== undefined) pickDay(next);
+  }
+
+  function showTab(tab) {
+    const c = state.coffee;
+    c.tab = tab;
+    for (const button of document.querySelectorAll(".tabs button")) {
+      button.classList.toggle("active", button.dataset.tab === tab);
+    }
+    for (const name of ["timeline", "transcript", "ledger", "charts"]) $(`tab-${name}`).hidden = name !== tab;
+    $("day-bar").hidden = tab === "ledger";
+    if (tab === "transcript") loadTranscript(state.token);
+    if (tab === "charts") renderCharts();
+    if (tab === "ledger") renderLedger();
+  }
+
+  function renderFilters() {
+    const c = state.coffee;
+    const firms = clear($("firm-filter"));
+    for (const firm of c.index.firms) {
+      const chip = el("button", { type: "button", class: "chip", data: { firm } }, swatch(firm), firm);
+      chip.classList.toggle("off", c.hiddenFirms.has(firm));
+      chip.addEventListener("click", () => {
+        if (c.hiddenFirms.has(firm)) c.hiddenFirms.delete(firm);
+        else c.hiddenFirms.add(firm);
+        chip.classList.toggle("off", c.hiddenFirms.has(firm));
+        renderTimeline();
+      });
+      firms.append(chip);
+    }
+    const kinds = clear($("kind-filter"));
+    for (const [kind, label] of Object.entries(KINDS)) {
+      const chip = el("button", { type: "button", class: "chip", data: { kind }, text: label });
+      chip.classList.toggle("off", c.hiddenKinds.has(kind));
+      chip.addEventListener("click", () => {
+        if (c.hiddenKinds.has(kind)) c.hiddenKinds.delete(kind);
+        else c.hiddenKinds.add(kind);
+        chip.classList.toggle("off", c.hiddenKinds.has(kind));
+        renderTimeline();
+      });
+      kinds.append(chip);
+    }
+    const select = $("ledger-firm");
+    const options = c.index.firms.map((f) => el("option", { value: f, text: f }));
+    select.replaceChildren(el("option", { value: "", text: "all firms" }), ...options);
+    select.value = c.ledgerFirm;
+    const tfirms = clear($("transcript-firms"));
+    for (const firm of c.index.firms) {
+      const isModel = c.index.model_firms.includes(firm);
+      const label = isModel ? " · model" : "";
+      const chip = el("button", { type: "button", class: "chip", data: { firm } }, swatch(firm), firm, label);
+      chip.classList.toggle("active", firm === c.transcriptFirm);
+      chip.addEventListener("click", () => {
+        c.transcriptFirm = firm;
+        for (const other of tfirms.children) other.classList.toggle("active", other.dataset.firm === firm);
+        loadTranscript(state.token);
+      });
+      tfirms.append(chip);
+    }
+  }
+
+  // -- timeline
+  async function loadDay(token, appendOnly) {
+    const c = state.coffee;
+    const day = c.day;
+    if (day === null || day === undefined) {
+      c.dayEvents = [];
+      renderTimeline();
+      return;
+    }
+    const body = await api(`/api/run/${state.runId}/day/${day}`);
+    if (token !== state.token || day !== c.day) return;
+    const known = appendOnly && c.dayEvents.length ? c.dayEvents[c.dayEvents.length - 1].seq : null;
+    const fresh = known === null ? null : body.events.filter((ev) => ev.seq > known);
+    c.dayEvents = body.events;
+    if (fresh) appendTimeline(fresh);
+    else renderTimeline();
+    if (c.tab === "transcript") loadTranscript(token);
+  }
+
+  function visible(ev) {
+    const c = state.coffee;
+    if (c.hiddenKinds.has(kindOf(ev))) return false;
+    const who = parties(ev);
+    return !who.length || who.some((f) => !c.hiddenFirms.has(f));
+  }
+
+  function renderTimeline() {
+    const box = clear($("timeline"));
+    appendTimeline(state.coffee.dayEvents);
+    if (!box.children.length) box.append(el("p", { class: "muted", text: "No events to show for this day and filter." }));
+  }
+
+  function appendTimeline(events) {
+    const box = $("timeline");
+    const empty = box.querySelector("p.muted");
+    if (empty && events.some(visible)) empty.remove();
+    let group = box.lastElementChild && box.lastElementChild.classList.contains("group") ? box.lastElementChild : null;
+    for (const ev of events) {
+      if (!visible(ev)) continue;
+      if (!group || group.dataset.time !== ev.time) {
+        group = el("div", { class: "group", data: { time: ev.time } }, el("div", { class: "group-time", text: ev.time }));
+        box.append(group);
+      }
+      group.append(eventRow(ev));
+    }
+  }
+
+  function eventRow(ev) {
+    const who = parties(ev);
+    const failed = ev.type === "tool_call" && ev.result && ev.result.status === "error";
+    const row = el(
+      "div",
+      { class: `ev ev-${ev.type}${failed ? " error" : ""}`, data: { seq: ev.seq, type: ev.type } },
+      who.length ? firmTag(who[0]) : el("span", { class: "firm-tag", color: "#8a94a6", text: "market" }),
+      el("span", { class: "type", text: ev.type }),
+      el("span", { class: "desc", text: describe(ev) }),
+    );
+    row.addEventListener("click", (e) => {
+      if (e.target.closest("pre")) return;
+      const open = row.querySelector("pre");
+      if (open) open.remove();
+      else row.append(el("pre", { text: json(ev, 2) }));
+    });
+    return row;
+  }
+
+  function item(name) {
+    return String(name || "").replace(/_kg$/, "").replace(/_/g, " ");
+  }
+
+  function describe(ev) {
+    switch (ev.type) {
+      case "tool_call": {
+        const result = ev.result || {};
+        const outcome = result.status === "error" ? `error: ${result.error || result.message || ""}` : result.status || "";
+        return `${ev.tool ?? "(no call)"}(${shortJson(ev.arguments || {}, 100)}) → ${outcome}`;
+      }
+      case "model_call": {
+        const calls = (ev.tool_calls || []).map((t) => `${t.name}(${shortJson(t.arguments || {}, 60)})`).join(", ");
+        const text = (ev.text || "").replace(/\s+/g, " ").trim();
+        const said = text ? `“${text.length > 120 ? text.slice(0, 119) + "…" : text}” ` : "";
+        return `${ev.model || ""}: ${said}${calls ? "→ " + calls : ""}`;
+      }
+      case "message":
+        return `${ev.sender} → ${ev.recipient}: ${ev.title || ""}`;
+      case "listing":
+        return `${ev.qty} kg ${item(ev.item)} at ${money(ev.price)}/kg, ${ev.terms}-day terms${ev.updated ? " (updated)" : ""}`;
+      case "offer":
+        return `${ev.buyer} offers ${ev.seller} ${money(ev.price)}/kg for ${ev.qty} kg ${item(ev.item)} (${ev.offer_id})`;
+      case "deal":
+        return `${ev.seller} sells ${ev.buyer} ${ev.qty} kg ${item(ev.item)} at ${money(ev.price)}/kg (${ev.deal_id})`;
+      case "delivery":
+        return `${ev.qty} kg ${item(ev.item)} delivered ${ev.seller} → ${ev.buyer} (${ev.deal_id})`;
+      case "invoice":
+        return `${ev.invoice_id}: ${ev.payer} owes ${ev.issuer} ${money(ev.amount)}, due day ${ev.due_day}`;
+      case "payment":
+        return `${ev.payer} paid ${ev.issuer} ${money(ev.amount)} (${ev.invoice_id})`;
+      case "consumer_sale":
+        return `${ev.qty} kg ${item(ev.item)} at ${money(ev.price)} = ${money(ev.revenue)}`;
+      case "opex":
+        return `fixed costs ${money(ev.amount)}`;
+      case "production":
+      case "roast":
+        return `${ev.qty} kg ${item(ev.item)} ready day ${ev.ready_day} (${ev.batch_id})`;
+      case "day_end":
+        return `day closed · roaster_A net income ${money(ev.focal_net_income)}`;
+      default: {
+        const rest = Object.entries(otherFields(ev));
+        return rest.map(([k, v]) => `${k}=${typeof v === "object" ? shortJson(v, 60) : v}`).join(" ");
+      }
+    }
+  }
+
+  // -- transcript
+  async function loadTranscript(token) {
+    const c = state.coffee;
+    const box = $("transcript");
+    if (!c.transcriptFirm || c.day === null || c.day === undefined) {
+      clear(box).append(el("p", { class: "muted", text: "No transcript yet." }));
+      return;
+    }
+    const firm = c.transcriptFirm;
+    const day = c.day;
+    let body;
+    try {
+      body = await api(`/api/run/${state.runId}/transcript?firm=${encodeURIComponent(firm)}&day=${day}`);
+    } catch (err) {
+      clear(box).append(el("p", { class: "error-box", text: err.message }));
+      return;
+    }
+    if (token !== state.token || firm !== c.transcriptFirm || day !== c.day) return;
+    const nav = clear($("transcript-nav"));
+    nav.append(
+      dayButton(body.prev_day, `◀ day ${body.prev_day ?? "–"}`),
+      el("span", {}, firmTag(firm), ` on day ${day}: ${body.entries.length} entries`),
+      dayButton(body.next_day, `day ${body.next_day ?? "–"} ▶`),
+    );
+    clear(box);
+    if (!body.entries.length) box.append(el("p", { class: "muted", text: `${firm} did nothing on day ${day}.` }));
+    for (const ev of body.entries) box.append(transcriptEntry(ev, firm));
+  }
+
+  function dayButton(day, text) {
+    const button = el("button", { type: "button", disabled: day === null, text });
+    button.addEventListener("click", () => pickDay(day));
+    return button;
+  }
+
+  function callLine(call) {
+    return el("div", { class: "call", text: `→ ${call.name}(${json(call.arguments || {})})` });
+  }
+
+  function transcriptEntry(ev, firm) {
+    const card = el("div", { class: `entry ${ev.type}`, data: { seq: ev.seq, type: ev.type } });
+    const head = el("div", { class: "entry-head" }, `${ev.time} · `, el("b", { text: ev.type.replace("_", " ") }));
+    card.append(head);
+    if (ev.type === "model_call") {
+      const u = ev.usage || {};
+      const cost = typeof ev.cost_usd === "number" ? ` · $${ev.cost_usd.toFixed(4)}` : "";
+      const stop = ev.stop_reason ? ` · ${ev.stop_reason}` : "";
+      head.append(` · ${ev.model || ""} · ${tokens(u)}${cost}${stop}`);
+      if (ev.reasoning) card.append(details("reasoning", ev.reasoning, true));
+      if (ev.text) card.append(el("pre", { class: "model-text", text: ev.text }));
+      for (const call of ev.tool_calls || []) card.append(callLine(call));
+      if (ev.ignored_calls) {
+        const text = `${ev.ignored_calls} further call(s) ignored: one tool call per turn`;
+        card.append(el("div", { class: "muted", text }));
+      }
+    } else if (ev.type === "tool_call") {
+      const result = ev.result || {};
+      const failed = result.status === "error";
+      card.append(el("div", { class: "call", text: `${ev.tool ?? "(no tool call)"}(${json(ev.arguments || {})})` }));
+      if (failed) {
+        const text = `error: ${result.error || result.message || json(result)}`;
+        card.append(el("div", { class: "result-error", text }));
+      }
+      card.append(details(failed ? "full result" : `result: ${result.status || ""}`, json(result, 2), false));
+    } else if (ev.type === "message") {
+      head.append(" · ", ev.sender === firm ? "sent to " : "from ", ev.sender === firm ? ev.recipient : ev.sender);
+      card.append(el("div", {}, el("b", { text: ev.title || "(no title)" })), el("pre", { text: ev.body || "" }));
+    } else {
+      card.append(el("pre", { text: json(otherFields(ev), 2) }));
+    }
+    return card;
+  }
+
+  // -- deals and invoices
+  async function loadLedger(token) {
+    const c = state.coffee;
+    const body = await api(`/api/run/${state.runId}/ledger`);
+    if (token !== state.token) return;
+    c.ledger = body;
+    c.ledgerVersion = c.index.ledger_version;
+    if (c.tab === "ledger") renderLedger();
+  }
+
+  function table(node, columns, rows, empty) {
+    clear(node);
+    node.append(el("tr", {}, columns.map(([label, , cls]) => el("th", { class: cls || "", text: label }))));
+    for (const row of rows) {
+      node.append(
+        el("tr", {}, columns.map(([, value, cls]) => {
+          const v = value(row);
+          return el("td", { class: cls || "" }, v instanceof Node ? v : String(v ?? "–"));
+        })),
+      );
+    }
+    if (!rows.length) node.append(el("tr", {}, el("td", { colspan: columns.length, class: "muted", text: empty })));
+  }
+
+  function statusCell(status) {
+    return el("span", { class: `st-${status}`, text: String(status).replace(/_/g, " ") });
+  }
+
+  function renderLedger() {
+    const c = state.coffee;
+    const firm = c.ledgerFirm;
+    const deals = c.ledger.deals.filter((d) => !firm || d.seller === firm || d.buyer === firm);
+    const invoices = c.ledger.invoices.filter((i) => !firm || i.issuer === firm || i.payer === firm);
+    $("deal-count").textContent = `(${deals.length})`;
+    $("invoice-count").textContent = `(${invoices.length})`;
+    table(
+      $("deals"),
+      [
+        ["deal", (d) => d.deal_id],
+        ["day", (d) => `${d.day} ${d.time || ""}`],
+        ["seller", (d) => firmTag(d.seller)],
+        ["buyer", (d) => firmTag(d.buyer)],
+        ["item", (d) => item(d.item)],
+        ["kg", (d) => d.qty, "num"],
+        ["price/kg", (d) => money(d.price), "num"],
+        ["value", (d) => money(d.value), "num"],
+        ["terms", (d) => (d.terms == null ? "–" : `${d.terms} d`), "num"],
+        ["status", (d) => statusCell(d.status)],
+        ["delivered", (d) => d.delivered_day ?? "–", "num"],
+        ["returned kg", (d) => d.returned_kg || "", "num"],
+        ["invoice", (d) => d.invoice_id || ""],
+        ["note", (d) => d.note || ""],
+      ],
+      deals,
+      "No deals yet.",
+    );
+    table(
+      $("invoices"),
+      [
+        ["invoice", (i) => i.invoice_id],
+        ["kind", (i) => i.kind],
+        ["issued", (i) => i.day, "num"],
+        ["issuer", (i) => firmTag(i.issuer)],
+        ["payer", (i) => firmTag(i.payer)],
+        ["amount", (i) => money(i.amount), "num"],
+        ["due day", (i) => i.due_day, "num"],
+        ["fees", (i) => (i.fees ? money(i.fees) : ""), "num"],
+        ["credits", (i) => (i.credits ? money(i.credits) : ""), "num"],
+        ["paid", (i) => (i.paid ? money(i.paid) : ""), "num"],
+        ["status", (i) => statusCell(i.status)],
+        ["settled", (i) => i.settled_day ?? "", "num"],
+        ["deal", (i) => i.deal_id || ""],
+      ],
+      invoices,
+      "No invoices yet.",
+    );
+  }
+
+  // -- charts
+  async function loadDaily(token) {
+    const c = state.coffee;
+    const body = await api(`/api/run/${state.runId}/daily?from=${c.daily.length}`);
+    if (token !== state.token) return;
+    if (body.next - body.rows.length !== c.daily.length) return; // another load got there first
+    c.daily.push(...body.rows);
+    if (c.tab === "charts") renderCharts();
+  }
+
+  function niceTicks(lo, hi, count) {
+    if (lo === hi) {
+      lo -= 1;
+      hi += 1;
+    }
+    const raw = (hi - lo) / count;
+    const mag = 10 ** Math.floor(Math.log10(raw));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+    const start = Math.floor(lo / step) * step;
+    const ticks = [];
+    for (let v = start; v <= hi + step * 1e-9; v += step) ticks.push(Math.round(v / step) * step);
+    if (ticks[ticks.length - 1] < hi) ticks.push(ticks[ticks.length - 1] + step);
+    return ticks;
+  }
+
+  function renderCharts() {
+    const c = state.coffee;
+    const box = clear($("charts"));
+    if (!c.daily.length) {
+      box.append(el("p", { class: "muted", text: "No daily rows yet." }));
+      return;
+    }
+    const firms = c.index.firms;
+    for (const [metric, title, zero] of CHARTS) {
+      const series = firms.map((firm) => ({
+        firm,
+        points: c.daily.filter((r) => r.firm === firm && typeof r[metric] === "number").map((r) => [r.day, r[metric]]),
+      }));
+      box.append(lineChart(metric, title, series, c.day, zero));
+    }
+  }
+
+  function lineChart(metric, title, series, marker, zero) {
+    const W = 560;
+    const H = 250;
+    const M = { l: 62, r: 14, t: 10, b: 30 };
+    const all = series.flatMap((s) => s.points);
+    const xs = all.map((p) => p[0]);
+    const ys = all.map((p) => p[1]);
+    const x0 = Math.min(...xs);
+    const x1 = Math.max(Math.max(...xs), x0 + 1);
+    const base = zero ? [0] : [];
+    const yTicks = niceTicks(Math.min(...base, ...ys), Math.max(...base, ...ys), 5);
+    const y0 = yTicks[0];
+    const y1 = yTicks[yTicks.length - 1];
+    const sx = (x) => M.l + ((x - x0) / (x1 - x0)) * (W - M.l - M.r);
+    const sy = (y) => H - M.b - ((y - y0) / (y1 - y0)) * (H - M.t - M.b);
+    const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title, "data-metric": metric });
+    const grid = svg("g", { class: "grid" });
+    const axis = svg("g", { class: "axis" });
+    for (const t of yTicks) {
+      grid.append(svg("line", { x1: M.l, x2: W - M.r, y1: sy(t), y2: sy(t) }));
+      axis.append(svg("text", { x: M.l - 6, y: sy(t) + 4, "text-anchor": "end" }, compact(t)));
+    }
+    const xTicks = niceTicks(x0, x1, Math.min(10, x1 - x0)).filter((t) => t >= x0 && t <= x1 && Number.isInteger(t));
+    for (const t of xTicks) {
+      axis.append(svg("line", { x1: sx(t), x2: sx(t), y1: H - M.b, y2: H - M.b + 4 }));
+      axis.append(svg("text", { x: sx(t), y: H - M.b + 16, "text-anchor": "middle" }, t));
+    }
+    const baseline = y0 <= 0 && y1 >= 0 ? 0 : y0;
+    axis.append(svg("line", { x1: M.l, x2: W - M.r, y1: sy(baseline), y2: sy(baseline) }));
+    axis.append(svg("line", { x1: M.l, x2: M.l, y1: M.t, y2: H - M.b }));
+    axis.append(svg("text", { x: (M.l + W - M.r) / 2, y: H - 2, "text-anchor": "middle" }, "day"));
+    root.append(grid, axis);
+    if (marker !== null && marker !== undefined && marker >= x0 && marker <= x1) {
+      root.append(svg("line", { class: "marker", x1: sx(marker), x2: sx(marker), y1: M.t, y2: H - M.b }));
+    }
+    for (const s of series) {
+      if (!s.points.length) continue;
+      const d = s.points.map(([x, y], i) => `${i ? "L" : "M"}${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ");
+      const path = svg("path", { class: "series", d, stroke: firmColor(s.firm), "data-firm": s.firm });
+      path.append(svg("title", {}, s.firm));
+      root.append(path);
+    }
+    const legend = el("div", { class: "legend" }, series.map((s) => el("span", {}, swatch(s.firm), s.firm)));
+    return el("div", { class: "chart", data: { metric } }, el("h4", { text: title }), root, legend);
+  }
+
+  // ------------------------------------------------------------------ AlloBench
+  function renderAlloHead(head) {
+    const run = state.run;
+    const config = run.config || {};
+    const s = run.summary;
+    head.append(
+      el(
+        "div",
+        { class: "facts" },
+        fact("framing", config.framing ?? "–"),
+        fact("policy", config.actor || config.policy || "–"),
+        fact("budget", config.budget ?? "–"),
+        fact("cost", config.cost ?? "–"),
+        s ? fact("score", num(s.score)) : null,
+        s && s.score_ci ? fact("95% CI", `${num(s.score_ci[0])}–${num(s.score_ci[1])}`) : null,
+        s ? fact("first-sight rate", num(s.first_sight_rate)) : null,
+        s ? fact("unresolved turns", s.unresolved_turns) : null,
+        s && s.cost_usd ? fact("model cost", money(s.cost_usd)) : null,
+      ),
+    );
+    if (config.system_prompt) head.append(details("system prompt", config.system_prompt, false));
+  }
+
+  async function openAllo(token) {
+    const a = (state.allo = freshAllo());
+    a.decisionsOnly = $("decisions-only").checked;
+    clear($("episodes"));
+    clear($("turns"));
+    clear($("episode-head"));
+    await pollAllo(token);
+  }
+
+  async function pollAllo(token) {
+    const a = state.allo;
+    const body = await api(`/api/run/${state.runId}/episodes?from=${a.episodes.length}`);
+    if (token !== state.token) return;
+    if (body.total < a.episodes.length) {
+      // the cell was started again from scratch: forget what was shown
+      Object.assign(a, freshAllo(), { decisionsOnly: a.decisionsOnly });
+      for (const id of ["episodes", "turns", "episode-head"]) clear($(id));
+      return;
+    }
+    if (body.next - body.episodes.length === a.episodes.length) {
+      a.episodes.push(...body.episodes);
+      appendEpisodes(body.episodes);
+    }
+    setStatus(body.status);
+    updateProgress(body.progress);
+    if (a.selected === null && a.episodes.length) await openEpisode(token, 0);
+  }
+
+  const EPISODE_COLUMNS = [
+    ["#", (e) => e.episode + 1, "num"],
+    ["seed", (e) => e.seed, "num"],
+    ["score", (e) => num(e.score), "num"],
+    ["utility / opt", (e) => `${num(e.utility, 1)} / ${num(e.opt, 1)}`, "num"],
+    ["commits", (e) => e.commits, "num"],
+    ["first-sight commits", (e) => e.first_sight_commits, "num"],
+    ["decision turns", (e) => e.decision_turns, "num"],
+    ["unresolved", (e) => e.unresolved_turns, "num"],
+    ["output tokens", (e) => e.output_tokens, "num"],
+  ];
+
+  function appendEpisodes(rows) {
+    const node = $("episodes");
+    if (!node.children.length) {
+      node.append(el("tr", {}, EPISODE_COLUMNS.map(([label, , cls]) => el("th", { class: cls, text: label }))));
+    }
+    for (const e of rows) {
+      const cells = EPISODE_COLUMNS.map(([, value, cls]) => el("td", { class: cls, text: value(e) ?? "–" }));
+      const tr = el("tr", { class: "clickable", data: { episode: e.episode } }, cells);
+      tr.addEventListener("click", () => openEpisode(state.token, e.episode));
+      tr.classList.toggle("selected", e.episode === state.allo.selected);
+      node.append(tr);
+    }
+    $("episode-count").textContent = `(${state.allo.episodes.length})`;
+  }
+
+  async function openEpisode(token, number) {
+    const a = state.allo;
+    a.selected = number;
+    for (const tr of $("episodes").querySelectorAll("tr[data-episode]")) {
+      tr.classList.toggle("selected", Number(tr.dataset.episode) === number);
+    }
+    const record = await api(`/api/run/${state.runId}/episode/${number}`);
+    if (token !== state.token || a.selected !== number) return;
+    a.record = record;
+    renderEpisode();
+  }
+
+  function renderEpisode() {
+    const a = state.allo;
+    const r = a.record;
+    const head = clear($("episode-head"));
+    if (!r) return;
+    const labels = (r.stream && r.stream.labels) || [];
+    const hot = ((r.stream && r.stream.hot) || []).map((c) => labels[c] ?? c);
+    head.append(
+      el("h3", { text: `Episode ${r.episode + 1} · seed ${r.seed}` }),
+      el(
+        "div",
+        { class: "facts" },
+        fact("score", num(r.score)),
+        fact("utility", `${num(r.utility, 1)} of ${num(r.opt, 1)}`),
+        fact("collected", r.collected),
+        fact("first-sight commits", r.first_sight_commits),
+        fact("unresolved turns", r.unresolved_turns),
+        hot.length ? fact("hot", hot.join(", ")) : null,
+      ),
+    );
+    if (Array.isArray(r.commits) && r.commits.length) {
+      head.append(details(`commits (${r.commits.length})`, json(r.commits, 2), false));
+    }
+    renderTurns();
+  }
+
+  function renderTurns() {
+    const a = state.allo;
+    const box = clear($("turns"));
+    if (!a.record) return;
+    for (const turn of a.record.turns || []) {
+      if (a.decisionsOnly && turn.kind !== "decision") continue;
+      box.append(turnCard(turn));
+    }
+  }
+
+  const TURN_SHOWN = new Set([
+    "t", "cls", "label", "sighting", "first_sight", "kind", "notice", "observation", "replies",
+    "decision", "resolved", "collected", "parsed", "reason", "sandbox", "submitted", "commit",
+  ]);
+
+  function turnCard(turn) {
+    const unresolved = turn.resolved === false;
+    const cls = `turn ${turn.kind}${unresolved ? " unresolved" : ""}`;
+    const card = el("div", { class: cls, data: { t: turn.t, kind: turn.kind } });
+    const head = el(
+      "div",
+      { class: "turn-head" },
+      el("span", { class: "t", text: `turn ${turn.t + 1}` }),
+      el("b", { text: turn.label ?? `class ${turn.cls}` }),
+      el("span", { class: "muted", text: `sighting ${turn.sighting}${turn.first_sight ? " (first)" : ""}` }),
+      el("span", { class: "pill", text: turn.kind.replace("_", " ") }),
+      turn.decision ? el("span", { class: `pill ${turn.decision}`, text: turn.decision }) : null,
+      turn.resolved === undefined
+        ? null
+        : el("span", { class: `pill ${unresolved ? "bad" : ""}`, text: unresolved ? "unresolved" : "resolved" }),
+      el("span", { class: "pill", text: turn.collected ? "collected" : "not collected" }),
+    );
+    card.append(head);
+    if (turn.notice) card.append(el("div", { class: "muted", text: turn.notice }));
+    if (turn.observation) card.append(details("prompt", turn.observation, true));
+    for (const [i, reply] of (turn.replies || []).entries()) card.append(replyBox(reply, i));
+    if (turn.parsed !== undefined && turn.parsed !== null) {
+      card.append(el("div", {}, "parsed decision: ", el("b", { text: String(turn.parsed) })));
+    }
+    if (turn.reason) card.append(el("div", { class: "muted", text: `reason: ${turn.reason}` }));
+    if (Array.isArray(turn.sandbox) && turn.sandbox.length) card.append(sandboxTable(turn.sandbox));
+    if (turn.submitted) card.append(el("div", { class: "call", text: `submitted: ${json(turn.submitted)}` }));
+    const extra = Object.fromEntries(Object.entries(turn).filter(([k]) => !TURN_SHOWN.has(k)));
+    if (Object.keys(extra).length) card.append(details("more", json(extra, 2), false));
+    return card;
+  }
+
+  function replyBox(reply, i) {
+    const box = el("div", { class: "reply" });
+    const u = reply.usage || {};
+    const used = Object.keys(u).length ? ` · ${tokens(u)}` : "";
+    box.append(el("div", { class: "entry-head", text: `reply ${i + 1}${used}` }));
+    if (reply.text) box.append(el("pre", { class: "model-text", text: reply.text }));
+    for (const call of reply.tool_calls || []) {
+      const skipped = call.executed ? "" : " (not executed)";
+      box.append(el("div", { class: "call", text: `→ ${call.name}(${json(call.arguments || {})})${skipped}` }));
+      const failed = call.result && call.result.status === "error";
+      box.append(details(failed ? `error: ${call.result.error || ""}` : "result", json(call.result, 2), false));
+    }
+    if (reply.events && reply.events.length) {
+      box.append(details(`events (${reply.events.length})`, json(reply.events, 2), false));
+    }
+    return box;
+  }
+
+  function sandboxTable(runs) {
+    const node = el("table", { class: "sandbox" });
+    table(
+      node,
+      [
+        ["sandbox", (s) => s.kind],
+        ["script", (s) => s.script],
+        ["ok", (s) => (s.ok ? "yes" : "no")],
+        ["value", (s) => shortJson(s.value, 60)],
+        ["reason", (s) => s.reason || ""],
+        ["stderr", (s) => (s.stderr || "").slice(0, 200)],
+        ["wall s", (s) => s.wall_s, "num"],
+      ],
+      runs,
+      "",
+    );
+    return el("div", { class: "table-wrap" }, node);
+  }
+
+  // ------------------------------------------------------------------ wiring
+  function wire() {
+    for (const button of document.querySelectorAll(".tabs button")) {
+      button.addEventListener("click", () => showTab(button.dataset.tab));
+    }
+    $("day-prev").addEventListener("click", () => stepDay(-1));
+    $("day-next").addEventListener("click", () => stepDay(1));
+    $("follow").addEventListener("change", () => {
+      const c = state.coffee;
+      c.follow = $("follow").checked;
+      if (c.follow && c.index.last_day !== c.day) pickDay(c.index.last_day);
+    });
+    $("ledger-firm").addEventListener("change", () => {
+      state.coffee.ledgerFirm = $("ledger-firm").value;
+      renderLedger();
+    });
+    $("decisions-only").addEventListener("change", () => {
+      state.allo.decisionsOnly = $("decisions-only").checked;
+      renderTurns();
+    });
+    document.addEventListener("keydown", (e) => {
+      if (!state.coffee || !state.run || state.run.benchmark !== "coffee") return;
+      if (e.target.closest("input, select, textarea")) return;
+      if (e.key === "ArrowLeft") stepDay(-1);
+      if (e.key === "ArrowRight") stepDay(1);
+    });
+    loadRuns();
+    setInterval(loadRuns, RUNS_POLL_MS);
+  }
+
+  wire();
+})();

@@ -1,0 +1,270 @@
+"""Play one sweep entry — start it, or resume it from its checkpoint — and the local pool
+of worker processes that does so.
+
+:func:`execute` is the one routine every backend runs: the local backend in a child process
+(``python -m econbench.runs.worker SWEEP_DIR ENTRY_ID``), the Ray backend inside a Ray
+task. It reads the entry from ``sweep.json``, looks at the run directory and either skips
+it (completed, or held by another live process), resumes it (killed or stopped) or starts
+it. Because every run checkpoints as it goes, killing a worker at any moment is safe: the
+next attempt resumes where the checkpoint left off.
+
+A child writes its output to ``SWEEP_DIR/logs/ENTRY_ID.log`` (not into the run directory,
+which a fresh start clears) and ends with one ``OUTCOME_TAG`` line the parent reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from econbench.runs.experiment import Entry, cell_of
+from econbench.runs.layout import SWEEP, SWEEP_RUNS, read_json
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_LOCKED = 3
+OUTCOME_TAG = "econbench-sweep-outcome:"
+LOGS = "logs"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one attempt at an entry ended."""
+
+    code: int
+    action: str
+    """``skipped`` (already completed), ``started``, ``resumed``, or ``locked``."""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        return cls(code=int(data["code"]), action=str(data["action"]), error=data.get("error"))
+
+
+def run_dir_of(sweep_dir: Path, entry_id: str) -> Path:
+    return Path(sweep_dir) / SWEEP_RUNS / entry_id
+
+
+def log_path(sweep_dir: Path, entry_id: str) -> Path:
+    return Path(sweep_dir) / LOGS / f"{entry_id}.log"
+
+
+def load_entry(sweep_dir: Path, entry_id: str) -> Entry:
+    doc = read_json(Path(sweep_dir) / SWEEP)
+    if not isinstance(doc, dict):
+        raise LookupError(f"{sweep_dir} holds no readable {SWEEP}")
+    for data in doc.get("entries", []):
+        if data.get("id") == entry_id:
+            return Entry.from_dict(data)
+    raise LookupError(f"{sweep_dir / SWEEP} has no entry '{entry_id}'")
+
+
+def start_entry(entry: Entry, run_dir: Path, cache: Path | None) -> dict[str, Any]:
+    """Play the entry from the beginning into ``run_dir`` (clearing what a crash left)."""
+    if entry.benchmark == "coffee":
+        from econbench.coffee.config import RunConfig
+        from econbench.coffee.run import run_to_dir
+
+        config = RunConfig.model_validate(entry.config)
+        return run_to_dir(config, run_dir, overwrite=True, label=entry.label, cache=cache)
+    from econbench.allo.runner import run_cell
+
+    spec, models = cell_of(entry)
+    return run_cell(spec, run_dir, models=models or None, label=entry.label, cache=cache)
+
+
+def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcome:
+    """Bring one entry to completion if it can be: skip, resume or start it.
+
+    Never raises for a failing run: the error is in the outcome (and the traceback of an
+    unexpected one is printed, so it lands in the worker's log).
+    """
+    from econbench.runs.lock import RunLockedError
+    from econbench.runs.resume import resume_run, run_status
+
+    entry = load_entry(sweep_dir, entry_id)
+    run_dir = run_dir_of(sweep_dir, entry.id)
+    status = run_status(run_dir)
+    if status == "completed":
+        return Outcome(EXIT_OK, "skipped")
+    if status == "running":
+        return Outcome(EXIT_LOCKED, "locked", f"{run_dir} is being written by another process")
+    action = "resumed" if status in ("stopped", "interrupted") else "started"
+    print(f"{_now()} {action} {entry.id} (status was {status})", flush=True)
+    try:
+        if action == "resumed":
+            resume_run(run_dir, cache=cache)
+        else:
+            start_entry(entry, run_dir, cache)
+    except RunLockedError as exc:
+        return Outcome(EXIT_LOCKED, "locked", str(exc))
+    except Exception as exc:
+        if not _expected(exc):
+            traceback.print_exc()
+        return Outcome(EXIT_FAILED, action, f"{type(exc).__name__}: {exc}")
+    if run_status(run_dir) != "completed":
+        return Outcome(EXIT_FAILED, action, "the run ended without completing")
+    print(f"{_now()} completed {entry.id}", flush=True)
+    return Outcome(EXIT_OK, action)
+
+
+def _expected(exc: Exception) -> bool:
+    """Failures whose message says it all (a model beyond retries, a refused resume)."""
+    from econbench.agents.models.base import ModelError
+    from econbench.allo.runner import CellStopped
+    from econbench.coffee.run import RunStopped
+    from econbench.runs.resume import ResumeError
+
+    return isinstance(exc, RunStopped | CellStopped | ResumeError | ModelError)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------- child process
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """On Linux, let the kernel kill this worker when the sweep process dies (even by
+    ``kill -9``), so no orphan keeps a run's lock; the run resumes on the next sweep."""
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(EXIT_FAILED)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m econbench.runs.worker",
+        description="Start or resume one entry of a sweep (used by `econbench sweep`).",
+    )
+    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument("entry_id")
+    parser.add_argument("--cache", type=Path, default=None, help="Response cache file.")
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    _die_with_parent(args.parent_pid)
+    try:
+        outcome = execute(args.sweep_dir, args.entry_id, args.cache)
+    except LookupError as exc:
+        outcome = Outcome(EXIT_USAGE, "failed", str(exc))
+    if outcome.error:
+        print(f"error: {outcome.error}", file=sys.stderr, flush=True)
+    print(f"{OUTCOME_TAG} {json.dumps(outcome.to_dict())}", flush=True)
+    return outcome.code
+
+
+# --------------------------------------------------------------------------- local pool
+
+
+def read_outcome(log: Path, returncode: int) -> Outcome:
+    """The outcome line a child wrote last, or what its exit status says."""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(max(0, log.stat().st_size - 65_536))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in reversed(lines):
+        if line.startswith(OUTCOME_TAG):
+            try:
+                return Outcome.from_dict(json.loads(line[len(OUTCOME_TAG) :]))
+            except (ValueError, KeyError, TypeError):
+                break
+    if returncode < 0:
+        name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else ""
+        why = f"the worker was killed by signal {-returncode} {name}".rstrip()
+    else:
+        why = f"the worker exited with code {returncode} (see {log})"
+    return Outcome(returncode or EXIT_FAILED, "failed", why)
+
+
+class LocalBackend:
+    """Each entry in its own child process (one Python per run: no shared state, and a
+    crash takes down one run only)."""
+
+    def __init__(self, sweep_dir: Path, cache: Path | None = None) -> None:
+        self.sweep_dir = Path(sweep_dir).resolve()
+        self.cache = cache.resolve() if cache is not None else None
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, entry_id: str, attempt: int) -> None:
+        log = log_path(self.sweep_dir, entry_id)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "econbench.runs.worker",
+            str(self.sweep_dir),
+            entry_id,
+            "--parent-pid",
+            str(os.getpid()),
+        ]
+        if self.cache is not None:
+            cmd += ["--cache", str(self.cache)]
+        with log.open("ab") as fh:
+            fh.write(f"=== attempt {attempt} at {_now()}\n".encode())
+            fh.flush()
+            self._procs[entry_id] = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+
+    def wait(self, timeout: float) -> list[tuple[str, Outcome]]:
+        """The entries that finished, waiting up to ``timeout`` seconds for the first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            done = []
+            for entry_id, proc in list(self._procs.items()):
+                code = proc.poll()
+                if code is not None:
+                    del self._procs[entry_id]
+                    done.append((entry_id, read_outcome(log_path(self.sweep_dir, entry_id), code)))
+            if done or not self._procs or time.monotonic() >= deadline:
+                return done
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def stop(self, entry_id: str) -> None:
+        """End an entry's worker now; its run resumes from its checkpoint next time."""
+        proc = self._procs.pop(entry_id, None)
+        if proc is None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def close(self) -> None:
+        for entry_id in list(self._procs):
+            self.stop(entry_id)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""The viewer's page in headless Chromium (Debian's, driven by Playwright).
+
+Skipped when Chromium is not installed, except under CI (``CI`` set), where it must be.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib.image
+import numpy as np
+import pytest
+from tests.runs.viewer_samples import HOSTILE, allo_cell, append, coffee_run, hold_back_last_day
+
+from econbench.runs import layout
+from econbench.runs.viewer import Catalog, ViewerServer, serve_in_thread
+from econbench.runs.viewer.data import run_id
+
+try:
+    from playwright.sync_api import Browser, Page, expect, sync_playwright
+except ImportError:  # pragma: no cover - playwright is a dev dependency
+    sync_playwright = None
+
+DAYS = 4
+FIRMS = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
+FIRM_COLORS = {"farmer_A": "#1b9e77", "roaster_A": "#d95f02", "retailer_A": "#7570b3"}
+
+
+def chromium_path() -> str | None:
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+@dataclass
+class Site:
+    url: str
+    root: Path
+    held: dict[str, list[str]]  # the live run's last day, not yet written
+
+    def open(self, page: Page, rel: str) -> None:
+        page.goto(f"{self.url}?poll=150#run={run_id(rel)}")
+
+    def events(self, rel: str) -> list[dict[str, Any]]:
+        return layout.read_jsonl(self.root / rel / layout.EVENTS)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("viewer-site")
+    coffee_run(root / "coffee", days=DAYS)
+    allo_cell(root / "allo", episodes=2)
+    shutil.copytree(root / "coffee", root / "live")
+    held = hold_back_last_day(root / "live")
+    server = ViewerServer(Catalog(root))
+    serve_in_thread(server)
+    yield Site(server.url, root, held)
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[Browser]:
+    """One Chromium for the module. It depends on ``site`` so that the sample runs are made
+    first: Playwright's sync API keeps an event loop running on this thread, and a run with
+    a model plays through ``asyncio.run``."""
+    path = chromium_path()
+    if path is None or sync_playwright is None:
+        reason = (
+            "Chromium (/usr/bin/chromium, Debian's package) is not installed"
+            if path is None
+            else "playwright is not installed"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI must provide it (see .ci/run)")
+        pytest.skip(f"{reason}: the viewer's browser tests need it")
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=path, args=["--no-sandbox"], headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], f"the page raised: {errors}"
+
+
+def test_the_run_list_shows_every_run_with_its_status(page: Page, site: Site) -> None:
+    page.goto(site.url)
+    expect(page.locator("#run-list li")).to_have_count(3)
+    for rel, status in (("coffee", "completed"), ("allo", "completed"), ("live", "running")):
+        item = page.locator(f'#run-list li[data-id="{run_id(rel)}"]')
+        expect(item.locator(".badge")).to_have_text(status)
+        expect(item).to_have_attribute("title", rel)
+
+
+def test_the_timeline_shows_a_day_and_filters_by_kind(page: Page, site: Site) -> None:
+    site.open(page, "coffee")
+    expect(page.locator("#day-list .day-chip")).to_have_count(DAYS)
+    expect(page.locator("#day-label")).to_contain_text(f"Day {DAYS - 1}")
+    page.click('#day-list .day-chip[data-day="1"]')
+    day1 = [e for e in site.events("coffee") if e["day"] == 1]
+    expect(page.locator("#day-label")).to_contain_text(f"Day 1 · {len(day1)} events")
+    expect(page.locator("#timeline .ev")).to_have_count(len(day1))
+    tool_calls = sum(e["type"] == "tool_call" for e in day1)
+    page.click('#kind-filter .chip[data-kind="tool"]')
+    expect(page.locator("#timeline .ev")).to_have_count(len(day1) - tool_calls)
+    expect(page.locator("#timeline .ev-tool_call")).to_have_count(0)
+
+
+def test_a_transcript_shows_model_text_literally_and_runs_none_of_it(
+    page: Page, site: Site
+) -> None:
+    site.open(page, "coffee")
+    page.click('.tabs button[data-tab="transcript"]')
+    page.click('#day-list .day-chip[data-day="0"]')
+    expect(page.locator("#transcript-firms .chip.active")).to_contain_text("roaster_A")
+    model = page.locator("#transcript .entry.model_call")
+    expect(model.first).to_be_visible()
+    expect(model.first.locator("pre.model-text")).to_contain_text(HOSTILE)
+    expect(model.first.locator("details")).to_contain_text("Thinking about <b>prices</b>")
+    expect(page.locator("#transcript .entry.tool_call").first).to_contain_text("view_trial_balance")
+    expect(page.locator("#transcript .entry.message")).to_contain_text(HOSTILE)
+    page.click('#transcript-firms .chip[data-firm="farmer_A"]')
+    expect(page.locator("#transcript .entry.message pre")).to_have_text(HOSTILE)
+    page.click('.tabs button[data-tab="timeline"]')
+    expect(page.locator("#timeline .ev-model_call").first).to_contain_text("<script>")
+    assert page.locator("img").count() == 0
+    assert page.locator("#main script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_the_deals_table_lists_every_deal(page: Page, site: Site) -> None:
+    site.open(page, "coffee")
+    page.click('.tabs button[data-tab="ledger"]')
+    deals = [e for e in site.events("coffee") if e["type"] == "deal"]
+    assert deals, "the sample run should trade"
+    rows = page.locator("#deals tr")
+    expect(rows).to_have_count(len(deals) + 1)
+    first = deals[0]
+    expect(rows.nth(1)).to_contain_text(first["deal_id"])
+    expect(rows.nth(1)).to_contain_text(first["seller"])
+    invoices = sum(e["type"] == "invoice" for e in site.events("coffee"))
+    expect(page.locator("#invoices tr")).to_have_count(invoices + 1)
+
+
+def test_the_charts_render(page: Page, site: Site) -> None:
+    site.open(page, "coffee")
+    page.click('.tabs button[data-tab="charts"]')
+    series = page.locator("#charts svg path.series")
+    expect(series).to_have_count(3 * len(FIRMS))
+    points = series.evaluate_all(
+        "paths => paths.map(p => (p.getAttribute('d').match(/L/g) || []).length + 1)"
+    )
+    assert points == [DAYS] * (3 * len(FIRMS))
+    assert page.locator("#charts svg text").count() > 3 * 8  # tick labels on both axes
+    shot = page.locator("#charts .chart").first.locator("svg").screenshot()
+    pixels = matplotlib.image.imread(io.BytesIO(shot), format="png")[..., :3]
+    colours = np.unique((pixels * 255).round().astype(int).reshape(-1, 3), axis=0)
+    assert len(colours) > 30, "the chart looks blank"
+    for firm, hex_colour in FIRM_COLORS.items():
+        rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
+        assert (np.abs(colours - rgb).max(axis=1) <= 6).any(), f"no {firm} line drawn"
+
+
+def test_a_live_run_grows_on_the_page(page: Page, site: Site) -> None:
+    site.open(page, "live")
+    chips = page.locator("#day-list .day-chip")
+    expect(chips).to_have_count(DAYS - 1)
+    expect(page.locator("#run-head .badge")).to_have_text("running")
+    page.click('.tabs button[data-tab="charts"]')
+    expect(page.locator("#charts svg path.series")).to_have_count(3 * len(FIRMS))
+    live = site.root / "live"
+    append(live / layout.EVENTS, site.held[layout.EVENTS][:5])  # part of the new day …
+    append(live / layout.EVENTS, [site.held[layout.EVENTS][5][:30]])  # … and a torn line
+    expect(chips).to_have_count(DAYS)
+    expect(page.locator("#day-label")).to_contain_text(f"Day {DAYS - 1} · 5 events")
+    append(live / layout.EVENTS, [site.held[layout.EVENTS][5][30:], *site.held[layout.EVENTS][6:]])
+    append(live / layout.DAILY, site.held[layout.DAILY])
+    total = len(site.held[layout.EVENTS])
+    expect(page.locator("#day-label")).to_contain_text(f"Day {DAYS - 1} · {total} events")
+    last_path = page.locator('#charts svg[data-metric="cash"] path.series').first
+    expect(last_path).to_have_attribute("d", _path_with_points(DAYS))
+    summary = json.loads((site.root / "coffee" / layout.SUMMARY).read_text())
+    (live / layout.SUMMARY).write_text(json.dumps(summary))
+    expect(page.locator("#run-head .badge")).to_have_text("completed")
+
+
+def _path_with_points(n: int) -> re.Pattern[str]:
+    """An SVG path ``d`` with exactly ``n`` points."""
+    return re.compile(r"^M[^L]*" + r"(L[^L]*)" * (n - 1) + "$")
+
+
+def test_an_allobench_cell_shows_episodes_and_turns(page: Page, site: Site) -> None:
+    site.open(page, "allo")
+    rows = page.locator("#episodes tr[data-episode]")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("2000")
+    expect(page.locator("#turns .turn")).to_have_count(60)
+    records = layout.read_jsonl(site.root / "allo" / layout.EPISODES)
+    page.check("#decisions-only")
+    expect(page.locator("#turns .turn")).to_have_count(records[0]["decision_turns"])
+    first = page.locator("#turns .turn").first
+    expect(first).to_contain_text("KEEP or PASS?")
+    expect(first).to_contain_text("parsed decision")
+    rows.nth(1).click()
+    expect(page.locator("#episode-head h3")).to_have_text("Episode 2 · seed 2001")
+    expect(page.locator("#turns .turn")).to_have_count(records[1]["decision_turns"])
