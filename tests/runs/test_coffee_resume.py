@@ -24,6 +24,7 @@ from econbench.runs.resume import run_status
 
 FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json", "progress.json")
 runner = CliRunner()
+CLI = [sys.executable, "-m", "econbench.cli"]
 
 
 class Crash(BaseException):
@@ -206,8 +207,7 @@ def test_kill_9_at_random_moments_then_cli_resume(tmp_path):
     for i, delay in enumerate((0.0, 0.03, 0.08, 0.15)):
         out = tmp_path / f"run{i}"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "econbench.cli", "coffee", "run", "--days", "60"]
-            + ["--seed", "5", "--out", str(out), "--quiet"],
+            [*CLI, "coffee", "run", "--days", "60", "--seed", "5", "--out", str(out), "--quiet"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

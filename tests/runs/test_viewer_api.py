@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 
 from econbench.cli import app
 from econbench.runs import layout
+from econbench.runs.lock import RunLock
 from econbench.runs.viewer import Catalog, NotLoopbackError, ViewerServer, serve_in_thread
 from econbench.runs.viewer.server import check_loopback
 from econbench.runs.viewer.tail import JsonlTail
@@ -117,9 +118,10 @@ def test_a_run_without_a_summary_is_running_and_new_runs_appear_on_rescan(
     shutil.copytree(root / "coffee", root / "later" / "live")
     (root / "later" / "live" / layout.SUMMARY).unlink()
     runs = {r["rel"]: r for r in client.get("/api/runs")["runs"]}
-    assert runs["later/live"]["status"] == "running"
-    overview = client.get(f"/api/run/{runs['later/live']['id']}")
-    assert overview["summary"] is None and overview["status"] == "running"
+    assert runs["later/live"]["status"] == "interrupted", "no process holds its lock"
+    with RunLock(root / "later" / "live"):
+        overview = client.get(f"/api/run/{runs['later/live']['id']}")
+        assert overview["summary"] is None and overview["status"] == "running"
     shutil.copy(root / "coffee" / layout.SUMMARY, root / "later" / "live" / layout.SUMMARY)
     assert client.get(f"/api/run/{runs['later/live']['id']}")["status"] == "completed"
 
@@ -206,6 +208,8 @@ def test_daily_rows_are_served_from_a_row_on(shared: Client) -> None:
 def test_a_growing_run_is_read_incrementally(client: Client, root: Path) -> None:
     run = root / "coffee"
     held = hold_back_last_day(run)
+    lock = RunLock(run)
+    lock.acquire()  # as the process writing the run does
     rid = client.run_id("coffee")
     before = client.get(f"/api/run/{rid}/index")
     assert before["status"] == "running" and before["last_day"] == DAYS - 2
@@ -221,6 +225,7 @@ def test_a_growing_run_is_read_incrementally(client: Client, root: Path) -> None
     fresh = client.get(f"/api/run/{rid}/events?from={tail_from}")
     assert fresh["events"] == [json.loads(line) for line in held[layout.EVENTS]]
     assert fresh["next"] == fresh["size"] == (run / layout.EVENTS).stat().st_size
+    lock.release()
 
 
 def test_a_torn_last_line_is_ignored_until_it_is_complete(client: Client, root: Path) -> None:
@@ -306,7 +311,7 @@ def test_a_cell_being_played_grows_episode_by_episode(client: Client, root: Path
     assert client.get(f"/api/run/{rid}/episodes")["total"] == 1
     append(path, [second[100:]])
     grown = client.get(f"/api/run/{rid}/episodes?from=1")
-    assert grown["status"] == "running" and [e["seed"] for e in grown["episodes"]] == [2001]
+    assert grown["status"] == "interrupted" and [e["seed"] for e in grown["episodes"]] == [2001]
 
 
 # -- safety -------------------------------------------------------------------------------

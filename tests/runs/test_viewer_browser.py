@@ -21,6 +21,7 @@ import pytest
 from tests.runs.viewer_samples import HOSTILE, allo_cell, append, coffee_run, hold_back_last_day
 
 from econbench.runs import layout
+from econbench.runs.lock import RunLock
 from econbench.runs.viewer import Catalog, ViewerServer, serve_in_thread
 from econbench.runs.viewer.data import run_id
 
@@ -61,11 +62,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     allo_cell(root / "allo", episodes=2)
     shutil.copytree(root / "coffee", root / "live")
     held = hold_back_last_day(root / "live")
+    lock = RunLock(root / "live")
+    lock.acquire()  # as the process writing a live run holds it
     server = ViewerServer(Catalog(root))
     serve_in_thread(server)
     yield Site(server.url, root, held)
     server.shutdown()
     server.server_close()
+    lock.release()
 
 
 @pytest.fixture(scope="module")

@@ -66,6 +66,8 @@ class LLMActor:
         }
         if output.cost_usd is not None:
             usage["cost_usd"] = output.cost_usd
+        if output.cache_hit:
+            usage["cache_hit"] = True  # served by the response cache: no tokens were paid
         retries = [e for e in self.events[before:] if e["type"] != "model_call"]
         return Reply(
             text=output.text, tool_calls=list(output.tool_calls), usage=usage, events=retries

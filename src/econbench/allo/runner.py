@@ -125,7 +125,11 @@ def _auto_records(
 
 
 def _usage(reply: Reply) -> dict[str, int]:
-    return {k: v for k, v in (reply.usage or {}).items() if isinstance(v, int | float)}
+    return {
+        k: v
+        for k, v in (reply.usage or {}).items()
+        if isinstance(v, int | float) and not isinstance(v, bool)  # not the cache_hit flag
+    }
 
 
 def _ask(s: _Session, inputs: list[Input]) -> Reply:

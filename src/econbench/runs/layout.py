@@ -76,10 +76,12 @@ class RunRef:
 
     @property
     def status(self) -> str:
-        """``completed``, ``stopped`` (a model error; resumable), or ``running`` (no summary
-        yet: in progress, or killed and resumable)."""
+        """``completed``, ``stopped`` (a model error; resumable), ``running`` (a live process
+        is writing it) or ``interrupted`` (killed mid-run; resumable)."""
         if self.summary is None:
-            return "running"
+            from econbench.runs.lock import is_locked
+
+            return "running" if is_locked(self.path) else "interrupted"
         return str(self.summary.get("status", "completed"))
 
     @property

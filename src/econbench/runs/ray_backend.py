@@ -22,7 +22,8 @@ Stopping a task (the cost limit, Ctrl-C) kills its worker process with
 from __future__ import annotations
 
 import logging
-from contextlib import redirect_stderr, redirect_stdout
+import signal
+from contextlib import redirect_stderr, redirect_stdout, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,14 @@ def run_entry_task(sweep_dir: str, entry_id: str, cache: str | None, attempt: in
     return outcome.to_dict()
 
 
+def _restore_sigterm(handler: Any) -> None:
+    """``ray.init`` installs a native SIGTERM handler that kills the driver at once; put
+    back the sweep's own (stop the tasks, write the summary, then exit)."""
+    if callable(handler):
+        with suppress(ValueError):  # not the main thread: nothing to restore there
+            signal.signal(signal.SIGTERM, handler)
+
+
 class RayBackend:
     """Entries as Ray tasks; ``wait`` polls them, ``stop`` force-cancels one."""
 
@@ -86,11 +95,12 @@ class RayBackend:
         self.sweep_dir = str(Path(sweep_dir).resolve())
         self.cache = str(cache.resolve()) if cache is not None else None
         self._owns = False
+        sigterm = signal.getsignal(signal.SIGTERM)
         if not ray.is_initialized():
             options: dict[str, Any] = {
                 "include_dashboard": False,
                 "log_to_driver": False,
-                "logging_level": logging.WARNING,
+                "logging_level": logging.ERROR,
             }
             try:
                 if address:
@@ -101,6 +111,7 @@ class RayBackend:
                 where = f"the Ray cluster at {address}" if address else "a local Ray instance"
                 raise RayUnavailableError(f"cannot start or reach {where}: {exc}") from None
             self._owns = True
+            _restore_sigterm(sigterm)
         self._task = ray.remote(num_cpus=1, max_retries=0)(run_entry_task)
         self._refs: dict[str, Any] = {}
 

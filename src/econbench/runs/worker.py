@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None, help="Response cache file.")
     parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.parent_pid is not None:
+        # Started by a sweep: Ctrl-C is the sweep's to handle (it stops its workers).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(args.parent_pid)
     try:
         outcome = execute(args.sweep_dir, args.entry_id, args.cache)
