@@ -48,10 +48,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def coffee_experiment(path: Path, *, days: int = 3, policies: str = '"heuristic", "passive"'):
+def coffee_experiment(
+    path: Path, *, days: int = 3, policies: str = '"heuristic", "passive"', seeds: str = "1, 2"
+) -> Path:
     return write(
         path,
-        f'name = "tiny"\nbenchmark = "coffee"\nseeds = [1, 2]\ndays = {days}\n'
+        f'name = "tiny"\nbenchmark = "coffee"\nseeds = [{seeds}]\ndays = {days}\n'
         f"[matrix]\nroaster_A = [{policies}]\n",
     )
 
@@ -141,7 +143,7 @@ def test_an_allo_sweep_plays_each_cell(tmp_path) -> None:
 
 
 def test_a_failing_run_is_retried_then_reported_after_the_others_finish(tmp_path) -> None:
-    path = coffee_experiment(tmp_path / "e.toml", policies='"sleepy", "heuristic"')
+    path = coffee_experiment(tmp_path / "e.toml", policies='"sleepy", "heuristic"', seeds="1")
     plan = load_plan(path, check=False)  # skip the up-front check to make runs fail
     out = tmp_path / "sweep"
     result, printed = sweep(plan, out, retries=1)
@@ -150,17 +152,34 @@ def test_a_failing_run_is_retried_then_reported_after_the_others_finish(tmp_path
     failed = status["roaster_A-sleepy__seed-1"]
     assert failed.status == "failed" and failed.attempts == 2
     assert len(failed.errors) == 2 and "unknown policy 'sleepy'" in failed.errors[-1]
-    assert status["roaster_A-heuristic__seed-2"].status == "completed"
+    assert status["roaster_A-heuristic__seed-1"].status == "completed"
     assert "retry" in printed and "failed" in printed
     log = (out / "logs" / "roaster_A-sleepy__seed-1.log").read_text()
     assert log.count("=== attempt") == 2
     summary = read_json(out / "sweep_summary.json")
     assert summary["status"] == "failed"
-    assert summary["counts"] == {"completed": 2, "failed": 2}
+    assert summary["counts"] == {"completed": 1, "failed": 1}
+
+
+def test_a_refused_resume_is_reported_without_retrying(tmp_path) -> None:
+    path = coffee_experiment(tmp_path / "e.toml", policies='"heuristic"', seeds="2")
+    plan = load_plan(path)
+    out = tmp_path / "sweep"
+    sweep(plan, out)
+    run = out / "runs" / "roaster_A-heuristic__seed-2"
+    (run / "summary.json").unlink()  # as if killed: it resumes from its checkpoint...
+    meta = read_json(run / "meta.json")
+    write(run / "meta.json", json.dumps({**meta, "econbench_version": "0.0.1"}))  # ...or not
+    result, printed = sweep(plan, out, retries=2)
+    assert result.exit_code == 1
+    state = {e.id: e for e in result.entries}["roaster_A-heuristic__seed-2"]
+    assert (state.status, state.attempts) == ("failed", 1)
+    assert "0.0.1" in state.errors[0] and "--force" in state.errors[0]
+    assert "retry" not in printed
 
 
 def test_a_run_held_by_another_process_is_left_alone(tmp_path) -> None:
-    plan = load_plan(coffee_experiment(tmp_path / "e.toml"))
+    plan = load_plan(coffee_experiment(tmp_path / "e.toml", seeds="1"))
     out = tmp_path / "sweep"
     prepare_sweep_dir(plan, out)
     held = out / "runs" / "roaster_A-heuristic__seed-1"
@@ -168,7 +187,7 @@ def test_a_run_held_by_another_process_is_left_alone(tmp_path) -> None:
         result, printed = sweep(plan, out)
     assert result.exit_code == 3  # incomplete
     assert {e.id: e.status for e in result.entries}["roaster_A-heuristic__seed-1"] == "locked"
-    assert sum(e.status == "completed" for e in result.entries) == 3
+    assert [e.status for e in result.entries] == ["locked", "completed"]
     assert "another live process" in printed
     assert not (held / "events.jsonl").exists()
 
@@ -410,3 +429,6 @@ def test_bad_experiment_and_sweep_dir_errors(tmp_path) -> None:
     prepare_sweep_dir(load_plan(coffee_experiment(tmp_path / "f.toml", days=5)), other)
     result = runner.invoke(app, ["sweep", str(path), "--out", str(other)])
     assert result.exit_code == 2 and "different experiment" in result.stderr
+    assert "~ roaster_A-heuristic__seed-1: config.days: 5 → 3" in result.stderr
+    result = runner.invoke(app, ["sweep", str(path), "--out", str(other), "--dry-run"])
+    assert result.exit_code == 0 and "running needs --force" in result.stdout

@@ -172,6 +172,7 @@ def _play(
     sink = JsonlSink(events_path)
     writer = JsonlWriter(daily_path)
     wrap = provider_wrap if provider_wrap is not None else _default_wrap(config, out, cache)
+    paid = any(is_model(config.policy_for(f)) for f in FIRMS)
 
     def record(row: dict[str, Any]) -> None:
         daily_rows.append(row)
@@ -189,6 +190,7 @@ def _play(
                 "logs": {EVENTS: events_path.stat().st_size, DAILY: daily_path.stat().st_size},
             },
             run.state_json(),
+            durable=paid,
         )
         _progress(out, config, run, "running")
 

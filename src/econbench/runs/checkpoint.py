@@ -29,11 +29,15 @@ def write_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     os.replace(tmp, path)
 
 
-def write_checkpoint(run_dir: Path, data: dict[str, Any], state_json: str) -> None:
+def write_checkpoint(
+    run_dir: Path, data: dict[str, Any], state_json: str, *, durable: bool = True
+) -> None:
     """``data`` (small facts) plus ``state`` given as ready JSON text (serialised by the
-    fastest means its owner has)."""
+    fastest means its owner has). ``durable`` adds an fsync, which only a power cut or a
+    kernel crash needs (``kill -9`` never does); runs with paid model calls ask for it."""
     head = json.dumps({"schema": CHECKPOINT_SCHEMA, **data}, separators=(",", ":"))
-    write_atomic(run_dir / CHECKPOINT, head[:-1] + ',"state":' + state_json + "}", durable=True)
+    text = head[:-1] + ',"state":' + state_json + "}"
+    write_atomic(run_dir / CHECKPOINT, text, durable=durable)
 
 
 def read_checkpoint(run_dir: Path) -> dict[str, Any] | None:

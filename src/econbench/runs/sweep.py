@@ -47,7 +47,14 @@ from econbench import __version__
 from econbench.runs.experiment import Plan
 from econbench.runs.layout import PROGRESS, SUMMARY, SWEEP, SWEEP_RUNS, read_json
 from econbench.runs.store import write_json
-from econbench.runs.worker import EXIT_LOCKED, EXIT_OK, LocalBackend, Outcome, log_path
+from econbench.runs.worker import (
+    EXIT_LOCKED,
+    EXIT_OK,
+    NOT_RETRIED,
+    LocalBackend,
+    Outcome,
+    log_path,
+)
 
 SWEEP_SCHEMA = 1
 SWEEP_SUMMARY = "sweep_summary.json"
@@ -501,8 +508,8 @@ class _Driver:
 
     def finish(self, state: EntryState, outcome: Outcome) -> None:
         state.refresh()
-        if state.action is None or outcome.action in ("started", "resumed"):
-            state.action = state.action or outcome.action
+        if state.action is None and outcome.action in ("started", "resumed", "skipped"):
+            state.action = outcome.action  # how the first attempt went about it
         if outcome.code == EXIT_OK:
             state.status = "completed"
             cost = f", ${state.cost_usd:,.4f}" if state.cost_usd else ""
@@ -515,7 +522,7 @@ class _Driver:
         error = outcome.error or "failed"
         state.errors.append(f"attempt {state.attempts}: {error}")
         first_line = error.splitlines()[0] if error else ""
-        if state.attempts <= self.options.retries:
+        if state.attempts <= self.options.retries and outcome.code not in NOT_RETRIED:
             state.status = "pending"
             self.pending.append(state.id)
             self.display.note(

@@ -60,6 +60,21 @@ def _matrix_table(plan: Plan, sweep_dir: Path) -> Table:
     return table
 
 
+def _note_other_experiment(plan: Plan, sweep_dir: Path) -> None:
+    """Dry run: say whether running would need --force, and why."""
+    from econbench.runs.layout import SWEEP, read_json
+    from econbench.runs.sweep import experiment_changes, sweep_document
+
+    old = read_json(sweep_dir / SWEEP)
+    if not isinstance(old, dict):
+        return
+    lines, _ = experiment_changes(old, sweep_document(plan))
+    if lines:
+        shown = "\n".join(lines[:25]) + ("\n  …" if len(lines) > 25 else "")
+        typer.echo(f"note: {sweep_dir} holds a different experiment; running needs --force:")
+        typer.echo(shown)
+
+
 def sweep_command(
     experiment: Annotated[
         Path, typer.Argument(help="The experiment file (TOML): benchmark, [matrix], seeds.")
@@ -127,6 +142,7 @@ def sweep_command(
         options.check()
         if dry_run:
             _stdout().print(_matrix_table(plan, options.out))
+            _note_other_experiment(plan, options.out)
         check_plan(plan)
     except (ExperimentError, SweepError) as exc:
         raise _fail(str(exc)) from None

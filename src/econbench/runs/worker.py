@@ -34,6 +34,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_LOCKED = 3
+EXIT_REFUSED = 4
+"""The run cannot be resumed as it is (a changed config or version): retrying is useless."""
+NOT_RETRIED = frozenset({EXIT_USAGE, EXIT_REFUSED})
 OUTCOME_TAG = "econbench-sweep-outcome:"
 LOGS = "logs"
 
@@ -94,7 +97,7 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
     unexpected one is printed, so it lands in the worker's log).
     """
     from econbench.runs.lock import RunLockedError
-    from econbench.runs.resume import resume_run, run_status
+    from econbench.runs.resume import ResumeError, resume_run, run_status
 
     entry = load_entry(sweep_dir, entry_id)
     run_dir = run_dir_of(sweep_dir, entry.id)
@@ -112,6 +115,8 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
             start_entry(entry, run_dir, cache)
     except RunLockedError as exc:
         return Outcome(EXIT_LOCKED, "locked", str(exc))
+    except ResumeError as exc:
+        return Outcome(EXIT_REFUSED, action, f"ResumeError: {exc}")
     except Exception as exc:
         if not _expected(exc):
             traceback.print_exc()
@@ -123,13 +128,12 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
 
 
 def _expected(exc: Exception) -> bool:
-    """Failures whose message says it all (a model beyond retries, a refused resume)."""
+    """Failures whose message says it all (a model failing beyond its retries)."""
     from econbench.agents.models.base import ModelError
     from econbench.allo.runner import CellStopped
     from econbench.coffee.run import RunStopped
-    from econbench.runs.resume import ResumeError
 
-    return isinstance(exc, RunStopped | CellStopped | ResumeError | ModelError)
+    return isinstance(exc, RunStopped | CellStopped | ModelError)
 
 
 def _now() -> str:

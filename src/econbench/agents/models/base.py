@@ -38,11 +38,20 @@ class ChatMessage:
     provider_data: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tool_calls"] = [
-            {"name": c.name, "arguments": c.arguments, "call_id": c.call_id}
-            for c in self.tool_calls
-        ]
+        """Plain data for logs, records and checkpoints (nested values are shared, not
+        copied: checkpoints serialise whole conversations often, so this must be cheap)."""
+        data: dict[str, Any] = {
+            "role": self.role,
+            "content": self.content,
+            "tool_calls": [
+                {"name": c.name, "arguments": c.arguments, "call_id": c.call_id}
+                for c in self.tool_calls
+            ],
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "reasoning": self.reasoning,
+            "provider_data": self.provider_data,
+        }
         return {k: v for k, v in data.items() if v not in (None, [], "")} | {"role": self.role}
 
     @classmethod
