@@ -329,7 +329,8 @@ def test_fork_fails_in_the_kernel_even_as_root(bare: Sandbox) -> None:
 def test_infinite_loop_hits_the_cpu_limit(sandbox: Sandbox) -> None:
     res = sandbox.run("def solve(inputs):\n    while True:\n        pass\n", {})
     assert_failed(res, "cpu time")
-    assert res.cpu_s is not None and res.cpu_s >= 0.9  # it really consumed its CPU budget
+    # It really spent CPU (the count can fall a little short of the limit on a busy machine).
+    assert res.cpu_s is not None and res.cpu_s >= 0.5
     assert_still_works(sandbox)
 
 
