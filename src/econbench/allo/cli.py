@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
@@ -138,6 +139,13 @@ def _out_dir(path: Path) -> Path:
     return path
 
 
+def _cache(value: str | None) -> Path | None:
+    try:
+        return cache_path_from_option(value)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> ActorFactory:
     """Validate one cell completely (framing, skin, policy, numbers); return its actor factory."""
     if spec.framing not in FRAMINGS:
@@ -238,7 +246,9 @@ def _sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
 Cell = tuple[CellSpec, ActorFactory, Path]
 
 
-def _run_cells(cells: list[Cell], console: Console) -> list[dict[str, Any]]:
+def _run_cells(
+    cells: list[Cell], console: Console, cache: Path | None = None
+) -> list[dict[str, Any]]:
     framings: dict[str, Framing] = {}
     summaries = []
     total = sum(len(spec.seeds) for spec, _, _ in cells)
@@ -260,6 +270,7 @@ def _run_cells(cells: list[Cell], console: Console) -> list[dict[str, Any]]:
                     actor_factory=None if settings is not None else factory,
                     models={spec.policy: settings} if settings is not None else None,
                     on_episode=advance,
+                    cache=cache,
                 )
             except CellStopped as exc:
                 progress.stop()
@@ -299,9 +310,14 @@ def run(
         Path | None,
         typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
     ] = None,
+    cache: Annotated[
+        str | None,
+        typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
+    ] = None,
 ) -> None:
     """Play one configuration and write episodes.jsonl, summary.json and config.json."""
     try:
+        cache_path = _cache(cache)
         models = _models(config)
         spec = CellSpec(
             framing=framing.lower(),
@@ -316,7 +332,7 @@ def run(
     except UsageError as exc:
         _fail(str(exc))
     console = Console(stderr=True)
-    [summary] = _run_cells([(spec, factory, target)], console)
+    [summary] = _run_cells([(spec, factory, target)], console, cache_path)
     Console().print(_run_table(summary, f"AlloBench {spec.framing} · {spec.policy}"))
     typer.echo(f"wrote {target}/episodes.jsonl, summary.json, config.json")
 
@@ -336,9 +352,14 @@ def sweep(
         Path | None,
         typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
     ] = None,
+    cache: Annotated[
+        str | None,
+        typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
+    ] = None,
 ) -> None:
     """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv."""
     try:
+        cache_path = _cache(cache)
         models = _models(config)
         run_seeds = _seeds(episodes, seeds, seed)
         specs = [
@@ -365,7 +386,7 @@ def sweep(
     except UsageError as exc:
         _fail(str(exc))
     console = Console(stderr=True)
-    summaries = _run_cells(cells, console)
+    summaries = _run_cells(cells, console, cache_path)
     write_surface(out / "surface.csv", summaries)
     Console().print(_sweep_table(summaries, f"AlloBench sweep ({len(specs)} cells)"))
     typer.echo(f"wrote {len(specs)} cells and {out / 'surface.csv'}")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelConfigError
 from econbench.coffee.agents import validate_agents
 from econbench.coffee.config import FIRMS, ConfigError, RunConfig, load_config
@@ -75,11 +76,16 @@ def run_command(
         bool, typer.Option(help="Replace the files of an existing run dir.")
     ] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    cache: Annotated[
+        str | None,
+        typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
+    ] = None,
 ) -> None:
     """Run the coffee economy with scripted firms (no API key needed)."""
     try:
         config = resolve_config(config_file, seed, days, agent)
-    except (ConfigError, UnknownPolicyError, ModelConfigError) as exc:
+        cache_path = cache_path_from_option(cache)
+    except (ConfigError, UnknownPolicyError, ModelConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     out = out or default_run_dir("coffee", f"seed{config.seed}")
     progress = Progress(
@@ -100,6 +106,7 @@ def run_command(
                 out,
                 overwrite=overwrite,
                 on_day=lambda day: progress.update(task, completed=day),
+                cache=cache_path,
             )
         except RunDirError as exc:
             raise fail(str(exc)) from None

@@ -59,9 +59,10 @@ def cache_path_from_option(value: str | None) -> Path | None:
     if value is None:
         return None
     text = value.strip()
-    if text in ("", "default"):
-        return default_cache_path()
-    return Path(text).expanduser()
+    path = default_cache_path() if text in ("", "default") else Path(text).expanduser()
+    if path.exists() and not path.is_file():
+        raise ValueError(f"--cache {path} is a directory; give a file path")
+    return path
 
 
 class ResponseCache:
