@@ -9,7 +9,9 @@ process holds is left alone. At most ``workers`` runs go at once, each in its ow
 
 A failed attempt (an exception, a model failure beyond its own retries, a crashed worker)
 is retried by resuming, up to ``retries`` more times; a run that still fails is reported
-and the sweep ends non-zero after finishing everything else. With ``cost_limit`` the sweep
+and the sweep ends non-zero after finishing everything else. A resume the run refuses (its
+config or the econbench version changed) is reported at once: retrying cannot help. Each
+entry's worker output goes to ``SWEEP_DIR/logs/<id>.log``. With ``cost_limit`` the sweep
 adds up ``cost_usd`` over its runs (from each run's ``progress.json``, previous sweeps'
 runs included); once the total reaches the limit it starts nothing more and stops the runs
 in flight — they checkpoint, so the same command with a higher limit continues them.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -240,7 +243,7 @@ def run_cost(run_dir: Path) -> float | None:
 # --------------------------------------------------------------------------- state
 
 
-TERMINAL = ("completed", "failed", "locked", "not_started", "interrupted")
+FINAL_STATUSES = ("completed", "failed", "locked", "not_started", "interrupted")
 
 
 @dataclass
@@ -318,7 +321,6 @@ class SweepResult:
         }[self.status]
 
     def to_dict(self) -> dict[str, Any]:
-        statuses = ("completed", "failed", "locked", "not_started", "interrupted")
         return {
             "schema": SWEEP_SCHEMA,
             "name": self.name,
@@ -328,7 +330,7 @@ class SweepResult:
             "cost_unknown": [e.id for e in self.entries if e.cost_usd is None],
             "cost_limit_usd": self.cost_limit,
             "cost_limit_reached": self.cost_limited,
-            "counts": {s: self.count(s) for s in statuses if self.count(s)},
+            "counts": {s: self.count(s) for s in FINAL_STATUSES if self.count(s)},
             "entries": [e.to_dict(self.sweep_dir) for e in self.entries],
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
@@ -403,13 +405,20 @@ def results_table(result: SweepResult) -> Table:
         p = state.progress or {}
         progress = f"{p['done']}/{p['total']} {p.get('unit', '')}s" if "done" in p else "–"
         cost = "–" if state.cost_usd is None else f"{state.cost_usd:,.4f}"
-        note = {"skipped": "already completed", "resumed": "resumed"}.get(state.action or "", "")
-        if state.errors:
-            note = state.errors[-1].splitlines()[0][:100]
-        if state.status == "locked":
-            note = "held by another process"
-        table.add_row(state.id, state.status, progress, cost, str(state.attempts), note)
+        table.add_row(state.id, state.status, progress, cost, str(state.attempts), _note(state))
     return table
+
+
+def _note(state: EntryState) -> str:
+    if state.status == "locked":
+        return "held by another process"
+    if state.status == "completed":
+        if state.errors:
+            return f"completed on attempt {state.attempts}"
+        return {"skipped": "already completed", "resumed": "resumed"}.get(state.action or "", "")
+    if state.errors:
+        return state.errors[-1].splitlines()[0][:100]
+    return ""
 
 
 # --------------------------------------------------------------------------- driver
@@ -454,7 +463,7 @@ class _Driver:
         result: SweepResult,
         options: SweepOptions,
         display: SweepDisplay,
-        backend_factory: Any,
+        backend_factory: Callable[[], Backend],
     ) -> None:
         self.result = result
         self.options = options
@@ -538,10 +547,14 @@ class _Driver:
             )
 
     def stop_all(self, status: str) -> None:
+        """Stop the runs in flight (they resume next time) and start nothing more."""
+        from econbench.runs.resume import run_status
+
         for entry_id, state in list(self.active.items()):
             if self.backend is not None:
                 self.backend.stop(entry_id)
-            state.status = status
+            # It may have finished between the last poll and the stop.
+            state.status = "completed" if run_status(state.run_dir) == "completed" else status
             state.refresh()
         self.active.clear()
         for entry_id in self.pending:
@@ -568,9 +581,12 @@ def run_sweep(
     *,
     console: Console | None = None,
     quiet: bool = False,
-    backend_factory: Any = None,
+    backend_factory: Callable[[], Backend] | None = None,
 ) -> SweepResult:
-    """Run (or continue) the sweep of ``plan`` into ``options.out``; see the module doc."""
+    """Run (or continue) the sweep of ``plan`` into ``options.out``; see the module doc.
+
+    ``backend_factory`` replaces the backend ``options.backend`` names (tests, embedding).
+    """
     options.check()
     sweep_dir = options.out
     notes = prepare_sweep_dir(plan, sweep_dir, force=options.force)

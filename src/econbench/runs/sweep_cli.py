@@ -77,7 +77,7 @@ def _note_other_experiment(plan: Plan, sweep_dir: Path) -> None:
 
 def sweep_command(
     experiment: Annotated[
-        Path, typer.Argument(help="The experiment file (TOML): benchmark, [matrix], seeds.")
+        Path, typer.Argument(help="The experiment file (TOML): benchmark, matrix, seeds, models.")
     ],
     out: Annotated[
         Path | None,
@@ -119,14 +119,22 @@ def sweep_command(
     ] = False,
     quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
 ) -> None:
-    """Run every entry of an experiment (agents × seeds × variants, or AlloBench cells),
-    several at once. Completed runs are skipped, killed or stopped ones resumed, so the same
-    command continues an interrupted sweep. Exit code 0: all completed; 1: some failed;
-    3: incomplete (cost limit, or runs held by another process); 130: interrupted."""
+    """Run an experiment's matrix of runs (agents × seeds × variants, or AlloBench cells).
+
+    Several runs go at once. Completed runs are skipped, killed or
+    stopped ones resumed: the same command continues a sweep.
+
+    Exit codes: 0 all completed, 1 some failed, 3 incomplete (cost
+    limit, or runs held by another process), 130 interrupted.
+    """
     from econbench.agents.models.cache import cache_path_from_option
     from econbench.runs.experiment import ExperimentError, check_plan, load_plan
     from econbench.runs.sweep import SweepError, SweepOptions, results_table, run_sweep
 
+    try:
+        cache_path = cache_path_from_option(cache)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
     try:
         plan = load_plan(experiment, check=False)
         options = SweepOptions(
@@ -136,7 +144,7 @@ def sweep_command(
             cost_limit=cost_limit,
             backend=backend,
             ray_address=ray_address,
-            cache=cache_path_from_option(cache),
+            cache=cache_path,
             force=force,
         )
         options.check()
