@@ -167,10 +167,25 @@ def test_a_missing_key_stops_a_model_run_before_it_starts(tmp_path, monkeypatch)
 def test_the_readme_config_examples_load(tmp_path) -> None:
     import re
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    import shutil
+
+    from econbench.runs.experiment import load_plan
+
+    repo = Path(__file__).parents[2]
+    readme = (repo / "README.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
-    assert len(blocks) >= 2
+    assert len(blocks) >= 3
+    shutil.copytree(repo / "configs" / "coffee", tmp_path / "coffee")  # experiments' bases
+    (tmp_path / "experiments").mkdir()
+    experiments = 0
     for i, block in enumerate(blocks):
-        path = tmp_path / f"example{i}.toml"
-        path.write_text(block)
-        load_config(path)
+        if re.search(r"^benchmark = ", block, re.MULTILINE):
+            path = tmp_path / "experiments" / f"example{i}.toml"
+            path.write_text(block)
+            assert load_plan(path, check=False).entries
+            experiments += 1
+        else:
+            path = tmp_path / f"example{i}.toml"
+            path.write_text(block)
+            load_config(path)
+    assert experiments >= 1
