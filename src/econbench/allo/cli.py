@@ -408,3 +408,8 @@ def write_surface(path: Path, summaries: list[dict[str, Any]]) -> None:
         writer.writeheader()
         for summary in summaries:
             writer.writerow(surface_row(summary))
+
+
+from econbench.allo.yardstick_cli import register as _register_yardstick  # noqa: E402
+
+_register_yardstick(app)
