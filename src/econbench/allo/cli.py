@@ -410,6 +410,8 @@ def write_surface(path: Path, summaries: list[dict[str, Any]]) -> None:
             writer.writerow(surface_row(summary))
 
 
+from econbench.allo.train_cli import register as _register_train  # noqa: E402
 from econbench.allo.yardstick_cli import register as _register_yardstick  # noqa: E402
 
 _register_yardstick(app)
+_register_train(app)

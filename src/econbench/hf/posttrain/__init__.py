@@ -15,11 +15,13 @@ What is trained is exactly what ``econbench allo eval-transfer`` measures on R0:
   ``DECISION: KEEP``/``DECISION: PASS``), then the assistant prefix ``DECISION:``. The policy
   is the two-way softmax, at the training temperature, over the logits of the first token
   where the tokenizations of `` KEEP`` and `` PASS`` differ (tokens they share are part of the
-  prompt); the rest of the chosen word is appended as its canonical completion. For
-  tokenizers that spell each word as one token this is the sequence probability; for those
-  that split it (SmolLM2: `` KE``+``EP``, `` P``+``ASS``) the remaining tokens are what the
-  model writes once the word is begun, and ``train.jsonl`` logs how likely the model finds
-  that completion (``completion_prob``) so the proxy can be checked.
+  prompt). For tokenizers that spell each word as one token this is the sequence
+  probability. The rest of the word (SmolLM2 splits them: `` KE``+``EP``, `` P``+``ASS``) and
+  the template's end-of-turn token are the answer's *spelling*: not a choice, so instead of
+  entering the ratio they get a maximum-likelihood term (``--spelling-coef``). Without it a
+  first run on SmolLM2 learned the decision and then wrote ``DECISION: KEPS`` or kept talking
+  after ``DECISION: KEEP``, which the evaluation parser rightly refuses. ``train.jsonl`` logs
+  the spelling's mean probability (``spelling_prob``).
   One forward pass per decision in the rollout (with a KV cache) and one per episode in the
   update give exact log-probabilities for the PPO ratio and the KL term.
 - **The reward.** A KEEP earns what it collects, ``n_c − sighting + 1`` (``Commit.collects``),

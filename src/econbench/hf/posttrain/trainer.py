@@ -1,0 +1,356 @@
+"""The training loop: per step, sample R0 episodes, then a few PPO epochs over their decisions.
+
+Per step ``s`` the batch is ``seeds_per_step`` training seeds × ``rollouts`` sampled episodes
+each (the paper: 25 × 4). The seeds of step ``s`` are the next ``seeds_per_step`` of the seed
+list (``--seeds``, cycled) or, by default, ``9000 + s·seeds_per_step …`` (``TRAIN_SEED_START``;
+never the evaluation seeds 2000–2023; ``--seeds N-`` starts the open range at N). Then:
+
+1. the frozen model's log-probabilities at every decision (one forward pass per episode with
+   the adapter disabled);
+2. advantages against the baseline (``ppo.advantages``);
+3. ``epochs`` passes over the batch, each split into ``minibatches`` optimizer steps (AdamW on
+   the LoRA weights, gradient norm clipped to 1) on the PPO loss plus ``spelling_coef`` times
+   the negative log-likelihood of each answer's spelling (``actions``);
+4. the value net is fitted to the batch's returns (``value`` baseline).
+
+Everything is written to ``OUT`` after every step (``checkpoint``), so a run can stop at any
+time: ``train.jsonl`` (one row per step: mean reward, first-sight rate, KEEP rate, KL,
+losses, seconds, …), ``adapter/`` (load it with ``--adapter``), ``state.pt`` and
+``trainer_state.json``. Rerunning the same command continues after the last saved step; a
+different config is refused with a readable diff unless ``force``; ``steps`` and ``device``
+may change. No random state needs saving: the LoRA initialisation comes from ``seed``, and
+every action is sampled from a generator derived from (``seed``, step, stream seed, rollout).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from econbench.hf.posttrain.checkpoint import (
+    ADAPTER,
+    LOG,
+    append_row,
+    check_resume,
+    cut_log,
+    load_tensors,
+    save_checkpoint,
+)
+from econbench.hf.posttrain.config import TrainConfig, config_features
+from econbench.hf.posttrain.ppo import ValueNet, advantages, fit_value, ppo_loss, two_way_kl
+from econbench.hf.posttrain.rollout import (
+    EpisodeRollout,
+    LMPolicy,
+    collect,
+    decision_logits,
+    two_way_logprobs,
+)
+from econbench.runs.layout import read_jsonl
+from econbench.runs.lock import RunLock
+
+MAX_GRAD_NORM = 1.0
+SHUFFLE_SALT = 0x0B5E
+
+
+class Reporter(Protocol):
+    """Progress callbacks (the CLI shows them as a progress bar)."""
+
+    def start_step(self, step: int, episodes: int) -> None: ...
+
+    def episode_done(self, episode: EpisodeRollout) -> None: ...
+
+    def phase(self, text: str) -> None: ...
+
+    def step_done(self, row: dict[str, Any]) -> None: ...
+
+
+class _Quiet:
+    def start_step(self, step: int, episodes: int) -> None:
+        pass
+
+    def episode_done(self, episode: EpisodeRollout) -> None:
+        pass
+
+    def phase(self, text: str) -> None:
+        pass
+
+    def step_done(self, row: dict[str, Any]) -> None:
+        pass
+
+
+@dataclass
+class Batch:
+    """One step's decisions as tensors, in episode order."""
+
+    episodes: list[EpisodeRollout]
+    actions: torch.Tensor
+    logp_old: torch.Tensor
+    logp_roll: torch.Tensor  # [n, 2] under the sampling policy
+    logp_ref: torch.Tensor
+    returns: torch.Tensor
+    features: torch.Tensor
+    spans: list[tuple[int, int]]  # each episode's rows
+
+
+def load_for_training(config: TrainConfig) -> tuple[Any, Any]:
+    """A private (uncached) copy of the model for training, and its tokenizer."""
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    from econbench.agents.models.registry import ModelConfigError
+    from econbench.hf.loading import (
+        check_model_folder,
+        load_tokenizer,
+        resolve_device,
+        resolve_dtype,
+    )
+
+    folder = check_model_folder(config.model)
+    device = resolve_device(config.device)
+    dtype = resolve_dtype(config.dtype, device)
+    tokenizer = load_tokenizer(folder)
+    hf_logging.disable_progress_bar()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True)
+    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
+        first = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+        raise ModelConfigError(f"cannot load the model in {folder}: {first}") from None
+    finally:
+        hf_logging.enable_progress_bar()
+    model.to(device)
+    if config.gradient_checkpointing:
+        # transformers 5 renamed it; older releases only have the first name.
+        enable = getattr(model, "activation_checkpointing_enable", None)
+        (enable or model.gradient_checkpointing_enable)()
+        model.enable_input_require_grads()
+    return model, tokenizer
+
+
+def attach_adapter(model: Any, config: TrainConfig, adapter: Path | None) -> Any:
+    """A fresh LoRA adapter (initialised from ``config.seed``) or the saved one, trainable."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    with warnings.catch_warnings():
+        # peft asks transformers a deprecated question; nothing for a user to act on.
+        warnings.filterwarnings("ignore", ".*is_gradient_checkpointing", FutureWarning)
+        if adapter is not None:
+            return PeftModel.from_pretrained(model, adapter, is_trainable=True)
+        torch.manual_seed(config.seed)
+        lora = LoraConfig(
+            r=config.lora_r,
+            lora_alpha=config.lora_alpha,
+            lora_dropout=0.0,
+            target_modules=config.target_modules,
+            task_type="CAUSAL_LM",
+        )
+        return get_peft_model(model, lora)
+
+
+def build_batch(model: Any, policy: LMPolicy, episodes: list[EpisodeRollout]) -> Batch:
+    """Stack the decisions and compute the frozen model's log-probabilities."""
+    logp_ref = []
+    with torch.no_grad(), model.disable_adapter():
+        for ep in episodes:
+            pair, _ = decision_logits(model, ep, policy.actions)
+            logp_ref.append(two_way_logprobs(pair, policy.temperature).cpu())
+    spans, start = [], 0
+    for ep in episodes:
+        spans.append((start, start + ep.n_decisions))
+        start += ep.n_decisions
+    return Batch(
+        episodes=episodes,
+        actions=torch.tensor([k for ep in episodes for k in ep.keeps], dtype=torch.long),
+        logp_old=torch.tensor([x for ep in episodes for x in ep.logp_old], dtype=torch.float32),
+        logp_roll=two_way_logprobs(
+            torch.tensor([x for ep in episodes for x in ep.logits], dtype=torch.float32),
+            policy.temperature,
+        ),
+        logp_ref=torch.cat(logp_ref),
+        returns=torch.tensor([o.ret for ep in episodes for o in ep.outcomes], dtype=torch.float32),
+        features=torch.tensor(
+            [o.features for ep in episodes for o in ep.outcomes], dtype=torch.float32
+        ),
+        spans=spans,
+    )
+
+
+def ppo_update(
+    model: Any,
+    policy: LMPolicy,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    adv: torch.Tensor,
+    config: TrainConfig,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """``epochs`` passes of clipped PPO over the batch; returns the last pass's averages.
+
+    The model stays in eval mode (no dropout: the ratio compares like with like), except
+    with gradient checkpointing, which transformers applies only in train mode."""
+    model.train(config.gradient_checkpointing)
+    try:
+        return _ppo_epochs(model, policy, optimizer, batch, adv, config, rng)
+    finally:
+        model.eval()
+
+
+def _ppo_epochs(
+    model: Any,
+    policy: LMPolicy,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    adv: torch.Tensor,
+    config: TrainConfig,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    params = [p for p in model.parameters() if p.requires_grad]
+    n_eps = len(batch.episodes)
+    groups = max(1, min(config.minibatches, n_eps))
+    stats: dict[str, float] = {}
+    for _ in range(config.epochs):
+        order = rng.permutation(n_eps)
+        sums = dict.fromkeys(("loss", "policy_loss", "kl_update", "clip_frac", "spelling_nll"), 0.0)
+        spelled_prob, n_total = 0.0, 0
+        for part in np.array_split(order, groups):
+            n_dec = sum(batch.spans[i][1] - batch.spans[i][0] for i in part)
+            optimizer.zero_grad()
+            for i in part:
+                ep = batch.episodes[i]
+                lo, hi = batch.spans[i]
+                pair, spell_logp = decision_logits(model, ep, policy.actions)
+                logp = two_way_logprobs(pair, policy.temperature)
+                device = logp.device
+                parts = ppo_loss(
+                    logp,
+                    batch.actions[lo:hi].to(device),
+                    batch.logp_old[lo:hi].to(device),
+                    adv[lo:hi].to(device),
+                    batch.logp_ref[lo:hi].to(device),
+                    clip=config.clip,
+                    kl_coef=config.kl,
+                )
+                spelling = -spell_logp.mean()
+                total = parts.total + config.spelling_coef * spelling
+                weight = (hi - lo) / n_dec
+                (total * weight).backward()
+                n = hi - lo
+                sums["loss"] += float(total.detach()) * n
+                sums["spelling_nll"] += float(spelling.detach()) * n
+                sums["policy_loss"] += float(parts.policy.detach()) * n
+                sums["kl_update"] += float(parts.kl.detach()) * n
+                sums["clip_frac"] += float(parts.clip_frac) * n
+                spelled_prob += float(spell_logp.detach().exp().sum())
+                n_total += n
+            torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
+            optimizer.step()
+        stats = {k: v / n_total for k, v in sums.items()}
+        stats["spelling_prob"] = spelled_prob / n_total
+    return stats
+
+
+def step_row(
+    step: int, seeds: Sequence[int], batch: Batch, adv: torch.Tensor, stats: dict[str, float]
+) -> dict[str, Any]:
+    """The ``train.jsonl`` row of one step (before the timing fields)."""
+    eps = batch.episodes
+    outcomes = [o for ep in eps for o in ep.outcomes]
+    keeps = [o for o in outcomes if o.keep]
+    utility = [ep.result.utility for ep in eps if ep.result is not None]
+    opt = sum(ep.result.opt for ep in eps if ep.result is not None)
+    return {
+        "step": step + 1,
+        "seeds": [int(s) for s in seeds],
+        "episodes": len(eps),
+        "decisions": len(outcomes),
+        "reward_mean": float(np.mean(utility)),
+        "decision_reward_mean": float(np.mean([o.reward for o in outcomes])),
+        "score": (sum(utility) / opt) if opt > 0 else None,
+        "keep_rate": len(keeps) / len(outcomes),
+        "first_sight_rate": (sum(o.first_sight for o in keeps) / len(keeps)) if keeps else None,
+        # Exact KL ≥ 0; clamp the float rounding of a near-zero value (step 1: no change yet).
+        "kl": max(0.0, float(two_way_kl(batch.logp_roll, batch.logp_ref).mean())),
+        "advantage_abs_mean": float(adv.abs().mean()),
+        **stats,
+    }
+
+
+def train(
+    config: TrainConfig,
+    out: str | Path,
+    *,
+    force: bool = False,
+    reporter: Reporter | None = None,
+) -> list[dict[str, Any]]:
+    """Train (or continue training) into ``out``; returns every ``train.jsonl`` row."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = reporter or _Quiet()
+    with RunLock(out):
+        done = check_resume(out, config, force)
+        cut_log(out, done)
+        if done >= config.steps:
+            return read_jsonl(out / LOG)
+        base, tokenizer = load_for_training(config)
+        model = attach_adapter(base, config, out / ADAPTER if done else None)
+        model.eval()  # no dropout: the update sees the policy that sampled
+        device = next(model.parameters()).device
+        policy = LMPolicy(model, tokenizer, temperature=config.temperature)
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
+        n_features = len(config_features(config))
+        value = ValueNet(n_features, scale=float(config.tasks))
+        value_opt = torch.optim.Adam(value.parameters(), lr=config.value_lr)
+        if done:
+            tensors = load_tensors(out, done, device)
+            optimizer.load_state_dict(tensors["optimizer"])
+            value.load_state_dict(tensors["value"])
+            value_opt.load_state_dict(tensors["value_optimizer"])
+        for step in range(done, config.steps):
+            started = time.perf_counter()
+            seeds = config.step_seeds(step)
+            report.start_step(step, len(seeds) * config.rollouts)
+            episodes = collect(
+                policy,
+                seeds,
+                config.rollouts,
+                seed=config.seed,
+                step=step,
+                cost=config.cost,
+                budget=config.budget,
+                config=config.stream_config(),
+                on_episode=report.episode_done,
+            )
+            rolled = time.perf_counter()
+            report.phase("update")
+            batch = build_batch(model, policy, episodes)
+            adv = advantages(batch.returns, batch.features, config.baseline, value)
+            rng = np.random.default_rng([config.seed, step, SHUFFLE_SALT])
+            stats = ppo_update(model, policy, optimizer, batch, adv, config, rng)
+            value_loss = (
+                fit_value(value, value_opt, batch.features, batch.returns, config.value_iters)
+                if config.baseline == "value"
+                else None
+            )
+            row = step_row(step, seeds, batch, adv, stats)
+            row.update(
+                value_loss=value_loss,
+                rollout_s=round(rolled - started, 3),
+                update_s=round(time.perf_counter() - rolled, 3),
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            append_row(out, row)
+            tensors = {
+                "optimizer": optimizer.state_dict(),
+                "value": value.state_dict(),
+                "value_optimizer": value_opt.state_dict(),
+            }
+            save_checkpoint(out, model, tensors, config, step + 1)
+            report.step_done(row)
+        return read_jsonl(out / LOG)

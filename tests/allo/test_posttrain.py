@@ -1,0 +1,395 @@
+"""AlloBench post-training on the tiny random Llama: rewards, the PPO pieces, ``allo train``
+(two steps, resume, refusal of a changed config) and ``allo eval-transfer``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from econbench.allo.stream import Stream, StreamConfig  # noqa: E402
+from econbench.cli import app  # noqa: E402
+from econbench.hf.posttrain.actions import ActionTokens  # noqa: E402
+from econbench.hf.posttrain.ppo import (  # noqa: E402
+    ValueNet,
+    advantages,
+    fit_value,
+    ppo_loss,
+    two_way_kl,
+)
+from econbench.hf.posttrain.returns import score_decisions  # noqa: E402
+from econbench.hf.posttrain.rollout import (  # noqa: E402
+    LMPolicy,
+    collect,
+    decision_logits,
+    two_way_logprobs,
+)
+from econbench.hf.tiny import make_tiny_llama  # noqa: E402
+
+torch.set_num_threads(1)
+runner = CliRunner()
+QUICK = ["--tasks", "10", "--seeds-per-step", "1", "--rollouts", "2", "--epochs", "1"]
+QUICK += ["--device", "cpu", "--threads", "1"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_llama(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def trained(tiny: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-step training run of the tiny model (shared by the tests that need one)."""
+    out = tmp_path_factory.mktemp("train") / "run"
+    result = runner.invoke(
+        app, ["allo", "train", "--model", str(tiny), "--out", str(out), "--steps", "2", *QUICK]
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+# -- rewards ----------------------------------------------------------------------------------
+
+
+def fixed_stream() -> Stream:
+    """Class 0 at t = 0, 2, 4, 7, 9 (5 times), class 1 at t = 1, 5, 8 (3), 2 and 3 once."""
+    config = StreamConfig(n_classes=4, n_tasks=10, budget=2, n_hot=2)
+    return Stream(seed=1, config=config, hot=(0, 1), classes=(0, 1, 0, 2, 0, 1, 3, 0, 1, 0))
+
+
+def test_each_decision_earns_what_its_keep_collects_and_returns_sum_to_go() -> None:
+    outcomes, result = score_decisions(fixed_stream(), [False, True, True], cost=0.0, budget=2)
+    # t0 PASS class 0; t1 KEEP class 1 at sighting 1: 3 - 1 + 1 = 3 occurrences;
+    # t2 KEEP class 0 at sighting 2: 5 - 2 + 1 = 4; the budget is spent, the game ends.
+    assert [(o.t, o.cls, o.sighting) for o in outcomes] == [(0, 0, 1), (1, 1, 1), (2, 0, 2)]
+    assert [o.reward for o in outcomes] == [0.0, 3.0, 4.0]
+    assert [o.ret for o in outcomes] == [7.0, 7.0, 4.0]
+    assert result.utility == 7.0
+    assert [o.first_sight for o in outcomes] == [True, True, False]
+
+
+def test_the_build_charge_is_taken_from_each_keep() -> None:
+    outcomes, result = score_decisions(fixed_stream(), [False, True, True], cost=1.0, budget=2)
+    assert [o.reward for o in outcomes] == [0.0, 2.0, 3.0]
+    assert outcomes[0].ret == result.utility == 5.0
+
+
+def test_a_wrong_number_of_decisions_is_refused() -> None:
+    with pytest.raises(ValueError, match="asks more"):
+        score_decisions(fixed_stream(), [False], cost=0.0, budget=2)
+    with pytest.raises(ValueError, match="asked 3"):
+        score_decisions(fixed_stream(), [False, True, True, True], cost=0.0, budget=2)
+
+
+def test_rollouts_score_like_the_game_and_the_update_sees_the_sampled_policy(tiny: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    from econbench.hf.loading import load_tokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32)
+    policy = LMPolicy(model, load_tokenizer(tiny), temperature=1.2)
+    episodes = collect(policy, [9000], 2, seed=0, step=0, budget=3, config=StreamConfig(n_tasks=12))
+    again = collect(policy, [9000], 2, seed=0, step=0, budget=3, config=StreamConfig(n_tasks=12))
+    assert [e.keeps for e in episodes] == [e.keeps for e in again]  # seeded sampling
+    for ep in episodes:
+        assert ep.result is not None
+        assert sum(o.reward for o in ep.outcomes) == ep.result.utility == ep.outcomes[0].ret
+        assert [o.keep for o in ep.outcomes] == ep.keeps
+        with torch.no_grad():
+            pair, tail = decision_logits(model, ep, policy.actions)
+        # One forward pass over the whole episode gives the logits the KV-cached rollout saw.
+        assert torch.allclose(pair, torch.tensor(ep.logits), atol=1e-4)
+        logp = two_way_logprobs(pair, 1.2)
+        taken = logp[torch.arange(len(ep.keeps)), torch.tensor(ep.keeps, dtype=torch.long)]
+        assert torch.allclose(taken, torch.tensor(ep.logp_old), atol=1e-4)
+        # The tiny tokenizer spells KEEP and PASS as one token: the spelling is the turn's end.
+        actions = policy.actions
+        assert actions.end == policy.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        assert ep.spelled == [(actions.end,)] * ep.n_decisions
+        assert torch.all(tail < 0)
+        keep_ids = [ep.ids[p + 1] for p in ep.positions]
+        assert keep_ids == [actions.keep if k else actions.pass_ for k in ep.keeps]
+        assert [ep.ids[p + 2] for p in ep.positions] == [actions.end] * ep.n_decisions
+
+
+def test_answers_split_into_several_tokens_decide_at_the_first_difference() -> None:
+    table = {"DECISION:": [1, 2], " KEEP": [3, 4, 5], " PASS": [3, 6, 7]}
+
+    class Toy:
+        def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+            return table[text]
+
+    actions = ActionTokens.from_tokenizer(Toy())
+    assert actions.prefix == (1, 2, 3)
+    assert (actions.keep, actions.pass_) == (4, 6)
+    assert actions.completion(True) == (4, 5) and actions.completion(False) == (6, 7)
+    assert not actions.single_token
+    ended = ActionTokens.from_tokenizer(Toy(), end=9)
+    assert ended.spelling(True) == (5, 9) and ended.spelling(False) == (7, 9)
+
+
+# -- the PPO pieces ---------------------------------------------------------------------------
+
+
+def test_ratios_beyond_the_clip_give_no_gradient_when_the_advantage_is_positive() -> None:
+    keep = torch.tensor([[math.log(0.1), math.log(0.9)]], requires_grad=True)
+    old = torch.tensor([math.log(0.5)])
+    ref = torch.log(torch.tensor([[0.5, 0.5]]))
+    parts = ppo_loss(keep, torch.tensor([1]), old, torch.tensor([2.0]), ref, clip=0.2, kl_coef=0)
+    assert float(parts.ratio) == pytest.approx(1.8)
+    assert float(parts.policy.detach()) == pytest.approx(-1.2 * 2.0)  # clipped at 1 + ε
+    assert float(parts.clip_frac) == 1.0
+    parts.total.backward()
+    assert torch.all(keep.grad == 0)
+
+
+def test_a_negative_advantage_keeps_the_unclipped_pessimistic_term() -> None:
+    keep = torch.tensor([[math.log(0.1), math.log(0.9)]], requires_grad=True)
+    old = torch.tensor([math.log(0.5)])
+    ref = torch.log(torch.tensor([[0.5, 0.5]]))
+    parts = ppo_loss(keep, torch.tensor([1]), old, torch.tensor([-2.0]), ref, clip=0.2, kl_coef=0)
+    assert float(parts.policy.detach()) == pytest.approx(1.8 * 2.0)
+    parts.total.backward()
+    assert keep.grad is not None and float(keep.grad.abs().sum()) > 0
+
+
+def test_the_kl_penalty_is_non_negative_and_pulls_towards_the_frozen_model() -> None:
+    ref = torch.log(torch.tensor([[0.7, 0.3], [0.2, 0.8]]))
+    assert torch.allclose(two_way_kl(ref, ref), torch.zeros(2))
+    logits = torch.tensor([[0.0, 2.0], [1.0, -1.0]], requires_grad=True)
+    logp = torch.log_softmax(logits, dim=-1)
+    kl = two_way_kl(logp, ref)
+    assert torch.all(kl > 0)
+    # KL(p‖q) by hand for the first row.
+    p = torch.softmax(logits.detach()[0], dim=-1)
+    by_hand = float((p * (p.log() - ref[0])).sum())
+    assert float(kl[0].detach()) == pytest.approx(by_hand, rel=1e-6)
+    parts = ppo_loss(
+        logp,
+        torch.tensor([0, 1]),
+        logp.detach().gather(1, torch.tensor([[0], [1]])).squeeze(1),
+        torch.zeros(2),
+        ref,
+        clip=0.2,
+        kl_coef=1.0,
+    )
+    parts.total.backward()
+    with torch.no_grad():
+        stepped = torch.log_softmax(logits - 0.1 * logits.grad, dim=-1)
+    assert torch.all(two_way_kl(stepped, ref) < kl.detach())
+
+
+def test_the_mean_baseline_centres_the_returns_and_the_value_net_learns_them() -> None:
+    returns = torch.tensor([1.0, 2.0, 3.0, 6.0])
+    features = torch.tensor([[0.0], [0.3], [0.6], [1.0]])
+    assert advantages(returns, features, "mean").tolist() == [-2.0, -1.0, 0.0, 3.0]
+    torch.manual_seed(0)
+    net = ValueNet(1, scale=10.0)
+    before = float(torch.mean((net(features) - returns) ** 2).detach())
+    loss = fit_value(net, torch.optim.Adam(net.parameters(), lr=1e-2), features, returns, 300)
+    assert loss < before / 10
+    assert torch.allclose(advantages(returns, features, "value", net), returns - net(features))
+
+
+# -- allo train -------------------------------------------------------------------------------
+
+
+def test_two_training_steps_write_the_log_and_the_adapter(trained: Path) -> None:
+    rows = [json.loads(line) for line in (trained / "train.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    assert [r["seeds"] for r in rows] == [[9000], [9001]]
+    for r in rows:
+        assert r["episodes"] == 2
+        assert 0 <= r["keep_rate"] <= 1 and r["kl"] >= 0 and r["seconds"] > 0
+        assert 0 < r["spelling_prob"] <= 1
+        for key in ("reward_mean", "first_sight_rate", "policy_loss", "value_loss"):
+            assert key in r
+    assert (trained / "adapter" / "adapter_config.json").is_file()
+    state = json.loads((trained / "trainer_state.json").read_text())
+    assert state["step"] == 2 and state["config"]["lora_r"] == 32
+
+
+def test_a_rerun_continues_after_the_last_saved_step(trained: Path, tiny: Path) -> None:
+    log = trained / "train.jsonl"
+    before = log.read_text()
+    result = runner.invoke(
+        app, ["allo", "train", "--model", str(tiny), "--out", str(trained), "--steps", "3", *QUICK]
+    )
+    assert result.exit_code == 0, result.output
+    text = log.read_text()
+    assert text.startswith(before)  # the first two steps are not redone
+    assert [json.loads(x)["step"] for x in text.splitlines()] == [1, 2, 3]
+    assert json.loads((trained / "trainer_state.json").read_text())["step"] == 3
+    # One optimizer step per training step (1 epoch, 1 minibatch): a reloaded AdamW counts 3.
+    saved = torch.load(trained / "state.pt", weights_only=True)["optimizer"]["state"]
+    assert {int(s["step"]) for s in saved.values()} == {3}
+
+
+def test_a_changed_config_is_refused_with_a_diff(trained: Path, tiny: Path) -> None:
+    args = ["allo", "train", "--model", str(tiny), "--out", str(trained), "--steps", "9"]
+    result = runner.invoke(app, [*args, *QUICK, "--lr", "0.001"])
+    assert result.exit_code == 2
+    assert "error:" in result.output and "lr: 6e-05 → 0.001" in result.output
+    assert json.loads((trained / "trainer_state.json").read_text())["step"] >= 2
+
+
+def test_the_mean_baseline_and_gradient_checkpointing_train(tiny: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["allo", "train", "--model", str(tiny), "--out", str(out), "--steps", "1", *QUICK]
+    result = runner.invoke(app, [*args, "--baseline", "mean", "--gradient-checkpointing"])
+    assert result.exit_code == 0, result.output
+    [row] = [json.loads(x) for x in (out / "train.jsonl").read_text().splitlines()]
+    assert row["value_loss"] is None and row["decisions"] >= 2
+
+
+def test_an_interrupted_save_is_reported_not_guessed(
+    trained: Path, tiny: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(trained, copy)
+    step = json.loads((copy / "trainer_state.json").read_text())["step"]
+    (copy / "adapter" / "econbench-step.json").write_text(json.dumps({"step": step + 1}))
+    args = ["allo", "train", "--model", str(tiny), "--out", str(copy), "--steps", str(step + 1)]
+    result = runner.invoke(app, [*args, *QUICK])
+    assert result.exit_code == 2 and "incomplete" in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--steps", "0"], "--steps"),
+        (["--seeds", "9000-abc"], "seed"),
+        (["--seeds", "2010-2012"], "evaluation seeds"),
+        (["--baseline", "median"], "--baseline"),
+    ],
+)
+def test_bad_training_settings_are_one_line_errors(
+    tiny: Path, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    args = ["allo", "train", "--model", str(tiny), "--out", str(tmp_path / "o"), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error:") and message in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_training_seeds_advance_per_step_and_never_touch_the_evaluation_seeds() -> None:
+    from econbench.hf.posttrain.config import TrainConfig
+
+    default = TrainConfig(model="m", seeds_per_step=3)
+    assert default.step_seeds(0) == [9000, 9001, 9002] and default.step_seeds(2)[0] == 9006
+    opened = TrainConfig(model="m", seeds="9500-", seeds_per_step=2)
+    assert opened.step_seeds(1) == [9502, 9503]
+    cycled = TrainConfig(model="m", seeds="9000-9002", seeds_per_step=2)
+    assert [cycled.step_seeds(s) for s in range(3)] == [[9000, 9001], [9002, 9000], [9001, 9002]]
+    with pytest.raises(ValueError, match="evaluation seeds"):
+        TrainConfig(model="m", seeds="1990-", seeds_per_step=5, steps=3)  # reaches 2000
+    short = TrainConfig(model="m", seeds="1990-", seeds_per_step=5, steps=2)
+    assert short.step_seeds(1)[-1] == 1999
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_cuda_without_a_gpu_is_an_error(tiny: Path, tmp_path: Path) -> None:
+    args = ["allo", "train", "--model", str(tiny), "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, [*args, "--device", "cuda"])
+    assert result.exit_code == 2 and "cuda" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_without_the_train_extra_the_commands_say_how_to_install_it(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "peft" else real(name, *a)
+    )
+    for command in (["train", "--out", str(tmp_path / "o")], ["eval-transfer"]):
+        result = runner.invoke(app, ["allo", *command, "--model", str(tiny)])
+        assert result.exit_code == 2
+        assert "pip install 'econbench[train]'" in result.output
+
+
+def test_a_missing_model_folder_is_an_error(tmp_path: Path) -> None:
+    args = ["allo", "train", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+# -- allo eval-transfer -----------------------------------------------------------------------
+
+
+def test_eval_transfer_writes_the_before_after_table(trained: Path, tiny: Path) -> None:
+    out = trained.parent / "transfer"
+    args = ["allo", "eval-transfer", "--model", str(tiny), "--adapter", str(trained / "adapter")]
+    args += ["--episodes", "1", "--max-tokens", "2", "--tasks", "6", "--threads", "1"]
+    result = runner.invoke(app, [*args, "--out", str(out), "--forced-choice"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "transfer.json").read_text())
+    rungs = [row["rung"] for row in data["rows"]]
+    assert rungs == ["r0", "chest", "quiver", "cauldron", "reskins", "r1", "r2"]
+    assert data["variants"] == ["base", "adapted"]
+    for row in data["rows"]:
+        for variant in ("base", "adapted"):
+            cell = row[variant]
+            assert cell["episodes"] == len(row["cells"])
+            assert cell["decision_turns"] >= cell["unresolved_turns"] >= 0
+    reskins = next(row for row in data["rows"] if row["rung"] == "reskins")
+    assert reskins["paper_first_sight"] == {"base": 0.65, "trained": 0.03}
+    for variant in ("base", "adapted"):
+        for cell in ("r0", "chest", "r1", "r2"):
+            assert (out / variant / cell / "episodes.jsonl").is_file()
+    config = json.loads((out / "adapted" / "r0" / "config.json").read_text())
+    assert next(iter(config["models"].values()))["adapter"] == str(trained / "adapter")
+    table = (out / "transfer.md").read_text()
+    assert "| R0 urn |" in table and "74 % → 6 %" in table and "reskins, pooled" in table
+    # The forced-choice reading resolves every decision, for both models.
+    forced = data["forced_choice"]
+    assert set(forced) == {"base", "adapted"}
+    for variant in ("base", "adapted"):
+        assert set(forced[variant]) == {"r0", "chest", "quiver", "cauldron", "reskins"}
+        r0 = forced[variant]["r0"]
+        assert r0["episodes"] == 1 and r0["decisions"] >= 1
+        assert forced[variant]["reskins"]["episodes"] == 3
+    assert "## Forced choice" in table
+    # A rerun reuses the finished cells and the forced-choice results.
+    episodes = (out / "adapted" / "r1" / "episodes.jsonl").read_text()
+    forced_file = (out / "base" / "forced.json").stat().st_mtime_ns
+    again = runner.invoke(app, [*args, "--out", str(out), "--forced-choice"])
+    assert again.exit_code == 0, again.output
+    assert (out / "adapted" / "r1" / "episodes.jsonl").read_text() == episodes
+    assert (out / "base" / "forced.json").stat().st_mtime_ns == forced_file
+
+
+def test_forced_choice_pools_the_reskins_from_their_episodes() -> None:
+    from econbench.hf.posttrain.forced import _pool_rows
+
+    rows = [
+        {"episodes": 1, "decisions": 10, "commits": 2, "first_sight_commits": 1, "utility": 9.0,
+         "opt": 12.0},
+        {"episodes": 1, "decisions": 6, "commits": 3, "first_sight_commits": 3, "utility": 3.0,
+         "opt": 12.0},
+    ]  # fmt: skip
+    pooled = _pool_rows(rows)
+    assert pooled["first_sight_rate"] == pytest.approx(4 / 5)
+    assert pooled["keep_rate"] == pytest.approx(5 / 16)
+    assert pooled["score"] == pytest.approx(12 / 24)
+
+
+def test_an_adapter_trained_on_another_model_is_refused(trained: Path, tmp_path: Path) -> None:
+    other = make_tiny_llama(tmp_path / "other", seed=1)
+    args = ["allo", "eval-transfer", "--model", str(other), "--adapter", str(trained / "adapter")]
+    result = runner.invoke(app, [*args, "--episodes", "1", "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2
+    assert result.output.startswith("error:") and "trained on" in result.output
