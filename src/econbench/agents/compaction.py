@@ -74,14 +74,34 @@ def transcript(messages: list[ChatMessage]) -> str:
     return "\n".join(lines)
 
 
-def summary_request(messages: list[ChatMessage], plan: CompactionPlan) -> list[ChatMessage]:
-    middle = messages[plan.head_end : plan.tail_start]
+def fallback_plans(
+    messages: list[ChatMessage], keep_first: int, keep_last: int
+) -> list[CompactionPlan]:
+    """Plans that keep less than asked, for a window so small that the usual plan finds
+    nothing to summarise (small local models): the kept head and tail shrink step by step
+    down to the system prompt and the latest message."""
+    plans = []
+    for first, last in ((2, 10), (1, 4), (0, 2), (0, 1)):
+        if first < keep_first or last < keep_last:
+            plan = plan_compaction(messages, min(first, keep_first), min(last, keep_last))
+            if plan is not None:
+                plans.append(plan)
+    return plans
+
+
+def summary_request(
+    messages: list[ChatMessage], plan: CompactionPlan, max_chars: int | None = None
+) -> list[ChatMessage]:
+    """The summariser's prompt. ``max_chars`` bounds the transcript for small windows: its
+    start and end are kept and the middle is marked as left out."""
+    text = transcript(messages[plan.head_end : plan.tail_start])
+    if max_chars is not None and len(text) > max_chars:
+        half = max(max_chars // 2, 1)
+        omitted = len(text) - 2 * half
+        text = f"{text[:half]}\n[… {omitted} characters left out …]\n{text[-half:]}"
     return [
         ChatMessage("system", SUMMARY_SYSTEM),
-        ChatMessage(
-            "user",
-            "Summarise this part of the agent's history factually:\n\n" + transcript(middle),
-        ),
+        ChatMessage("user", "Summarise this part of the agent's history factually:\n\n" + text),
     ]
 
 

@@ -21,7 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from econbench.agents.compaction import apply_compaction, plan_compaction, summary_request
+from econbench.agents.compaction import (
+    CompactionPlan,
+    apply_compaction,
+    fallback_plans,
+    plan_compaction,
+    summary_request,
+)
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -36,6 +42,8 @@ from econbench.agents.policy import Feedback
 from econbench.agents.tools import ToolCall, ToolSpec
 
 EventFn = Callable[[str, dict[str, Any]], None]
+MAX_FORCED_COMPACTIONS = 4
+"""Compactions tried, each keeping less, before an overflowing prompt stops the agent."""
 IGNORED = (
     "Not executed: only one tool call is carried out per turn, and this reply carried "
     "several. Call it again if you still want it."
@@ -264,23 +272,30 @@ class LLMAgent:
         return self._last_input_tokens + self._chars_since_call // 4
 
     async def _generate_with_recovery(self) -> ModelOutput:
+        """Compact ahead of the threshold; on a context overflow, compact and retry, keeping
+        less of the history at each further overflow (small windows), then give up."""
         limit = self.compaction.threshold * self.provider.context_window
         if self._estimated_prompt_tokens() >= limit:
             await self._compact(forced=False)
         try:
             return await self._generate(self.messages, self.tools, self.config)
-        except ContextOverflowError:
-            if not await self._compact(forced=True):
-                raise FatalModelError(
-                    f"{self.name}: the prompt overflows the context window and there is "
-                    "nothing left to compact"
-                ) from None
+        except ContextOverflowError as exc:
+            overflow = exc
+        for shrink in range(MAX_FORCED_COMPACTIONS):
+            if not await self._compact(forced=True, shrink=shrink):
+                if shrink == 0:
+                    raise FatalModelError(
+                        f"{self.name}: the prompt overflows the context window and there is "
+                        "nothing left to compact"
+                    ) from None
+                break
             try:
                 return await self._generate(self.messages, self.tools, self.config)
             except ContextOverflowError as exc:
-                raise FatalModelError(
-                    f"{self.name}: the prompt still overflows after compaction: {exc}"
-                ) from None
+                overflow = exc
+        raise FatalModelError(
+            f"{self.name}: the prompt still overflows after compaction: {overflow}"
+        ) from None
 
     async def _generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
@@ -323,8 +338,21 @@ class LLMAgent:
             self._chars_since_call = 0
         return output
 
-    async def _compact(self, forced: bool) -> bool:
-        plan = plan_compaction(self.messages, self.compaction.keep_first, self.compaction.keep_last)
+    def _plan(self, shrink: int) -> CompactionPlan | None:
+        """The usual plan, or with ``shrink`` > 0 (or when it finds nothing) one that keeps
+        less: a window too small for the last 20 messages still gets a summary."""
+        keep_first, keep_last = self.compaction.keep_first, self.compaction.keep_last
+        usual = plan_compaction(self.messages, keep_first, keep_last)
+        plans = ([usual] if usual is not None else []) + fallback_plans(
+            self.messages, keep_first, keep_last
+        )
+        return plans[min(shrink, len(plans) - 1)] if plans else None
+
+    def _plan_unforced(self) -> CompactionPlan | None:
+        return plan_compaction(self.messages, self.compaction.keep_first, self.compaction.keep_last)
+
+    async def _compact(self, forced: bool, shrink: int = 0) -> bool:
+        plan = self._plan(shrink) if forced else self._plan_unforced()
         if plan is None:
             return False
         before = len(self.messages)
@@ -333,7 +361,18 @@ class LLMAgent:
             max_tokens=min(self.config.max_tokens or 4096, 4096),
             timeout_s=self.config.timeout_s,
         )
-        output = await self._generate(summary_request(self.messages, plan), [], summary_config)
+        # The transcript to summarise is bounded to about half the window (4 chars a token),
+        # and halved while the summariser's own prompt overflows.
+        max_chars = 2 * self.provider.context_window
+        for _ in range(MAX_FORCED_COMPACTIONS):
+            request = summary_request(self.messages, plan, max_chars=max_chars)
+            try:
+                output = await self._generate(request, [], summary_config)
+                break
+            except ContextOverflowError:
+                max_chars //= 2
+        else:
+            return False
         self.messages = apply_compaction(self.messages, plan, output.text)
         self._last_input_tokens = 0
         self._chars_since_call = sum(len(m.content) for m in self.messages)
