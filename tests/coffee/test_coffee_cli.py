@@ -166,7 +166,6 @@ def test_a_missing_key_stops_a_model_run_before_it_starts(tmp_path, monkeypatch)
 
 def test_the_readme_config_examples_load(tmp_path) -> None:
     import re
-
     import shutil
 
     from econbench.runs.experiment import load_plan
