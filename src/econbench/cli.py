@@ -6,6 +6,7 @@ import typer
 
 from econbench.allo.cli import app as allo_app
 from econbench.coffee.cli import app as coffee_app
+from econbench.hf.models_cli import register as register_models
 from econbench.runs.replay_cli import register as register_replay
 from econbench.runs.report_cli import register as register_report
 from econbench.runs.resume_cli import register as register_resume
@@ -24,6 +25,7 @@ register_view(app)
 register_report(app)
 register_replay(app)
 register_sweep(app)
+register_models(app)
 
 
 if __name__ == "__main__":

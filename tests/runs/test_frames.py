@@ -126,11 +126,11 @@ def simulate_in_progress(src: Path, dst: Path, torn: str) -> Path:
 def test_a_run_in_progress_gets_a_provisional_summary(root: Path, tmp_path: Path) -> None:
     src = root / "coffee" / "chatty-1"
     run = load_run(simulate_in_progress(src, tmp_path / "live", "events.jsonl"))
-    assert run.status == "running"
+    assert run.status == "interrupted"  # no process holds its lock
     assert len(run.events) == len(load_run(src).events)  # the torn line is skipped
     summary = summary_of(src)
     frame = run.summary.set_index("firm")
-    assert frame["provisional"].all() and set(frame["status"]) == {"running"}
+    assert frame["provisional"].all() and set(frame["status"]) == {"interrupted"}
     for firm, data in summary["firms"].items():
         for key in ("net_income", "revenue", "tool_calls", "idle_days", "messages_sent"):
             assert frame.loc[firm, key] == pytest.approx(data[key]), (firm, key)
@@ -158,7 +158,7 @@ def test_allo_frames(root: Path, tmp_path: Path) -> None:
     assert (row["score_ci_lo"], row["score_ci_hi"]) == tuple(summary["score_ci"])
 
     live = load_run(simulate_in_progress(run.path, tmp_path / "cell", "episodes.jsonl"))
-    assert live.status == "running" and len(live.episodes) == 3
+    assert live.status == "interrupted" and len(live.episodes) == 3
     [row] = live.summary.to_dict("records")
     assert row["provisional"] is True
     assert row["score"] == pytest.approx(summary["score"])

@@ -2,7 +2,9 @@
 
 A model is named ``provider/model``: ``openai/gpt-5.5``, ``anthropic/claude-sonnet-4-6``,
 ``google/gemini-3.1-pro`` or ``openai-compatible/NAME`` (any server speaking OpenAI Chat
-Completions: vLLM, SGLang, Ollama, llama.cpp, OpenRouter, Moonshot, Zhipu). ``scripted/NAME``
+Completions: vLLM, SGLang, Ollama, llama.cpp, OpenRouter, Moonshot, Zhipu) or ``hf/PATH`` (a
+local transformers model folder run in-process, ``econbench.hf``; PATH may be relative or
+absolute and contain slashes; it needs the ``train`` extra and no key). ``scripted/NAME``
 exists only when code registers it (``register_scripted``), never from the command line.
 
 Keys come from the environment, then from a ``.env`` file (found from the working directory
@@ -35,8 +37,11 @@ from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
 from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.tools import ToolSpec
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "google", "openai-compatible")
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "google", "openai-compatible", "hf")
 SCRIPTED = "scripted"
+LOCAL = "hf"
+"""Local transformers models (``hf/PATH``): no key, no base URL, no price."""
+LOCAL_ONLY_SETTINGS = ("adapter", "device", "dtype", "top_p", "seed")
 
 #: Where each provider's key is looked up, in order, unless settings name ``api_key_env``.
 DEFAULT_KEY_ENV: dict[str, tuple[str, ...]] = {
@@ -44,6 +49,7 @@ DEFAULT_KEY_ENV: dict[str, tuple[str, ...]] = {
     "anthropic": ("ANTHROPIC_API_KEY",),
     "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "openai-compatible": ("OPENAI_API_KEY",),
+    "hf": (),
 }
 #: The environment variable each SDK reads its base URL from (honoured here from .env too).
 BASE_URL_ENV: dict[str, str] = {
@@ -58,7 +64,8 @@ DUMMY_KEY = "EMPTY"
 VALID_FORMS = (
     "openai/MODEL (e.g. openai/gpt-5.5), anthropic/MODEL (e.g. anthropic/claude-sonnet-4-6), "
     "google/MODEL (e.g. google/gemini-3.1-pro), openai-compatible/MODEL (any OpenAI-compatible "
-    "server at OPENAI_BASE_URL or the model's base_url)"
+    "server at OPENAI_BASE_URL or the model's base_url), hf/PATH (a local transformers model "
+    "folder, e.g. hf/models/smollm2 from `econbench models prepare smollm2`)"
 )
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -99,6 +106,14 @@ class ModelSettings(BaseModel):
     timeout_s: float = Field(120.0, gt=0)
     max_concurrency: int = Field(8, ge=1)
     compaction_threshold: float = Field(0.8, gt=0.0, le=1.0)
+    # Local models (hf/PATH) only:
+    adapter: str | None = None
+    """A peft LoRA adapter folder loaded on top of the model."""
+    device: Literal["auto", "cpu", "cuda"] | None = None
+    dtype: Literal["auto", "float32", "bfloat16"] | None = None
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    seed: int | None = Field(None, ge=0)
+    """Mixed into every request's sampling seed (the same request gets the same reply)."""
 
     @field_validator("api_key_env")
     @classmethod
@@ -127,13 +142,16 @@ class ModelSettings(BaseModel):
         return value
 
     def generate_config(self) -> GenerateConfig:
-        """The per-call config the provider's ``generate`` receives."""
+        """The per-call config the provider's ``generate`` receives (``top_p`` and ``seed``
+        travel in ``extra`` only when set, so other models' requests are unchanged)."""
+        extra = {k: v for k, v in (("top_p", self.top_p), ("seed", self.seed)) if v is not None}
         return GenerateConfig(
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             reasoning_effort=self.reasoning_effort,
             thinking_budget=self.thinking_budget,
             timeout_s=self.timeout_s,
+            extra=extra,
         )
 
 
@@ -268,7 +286,7 @@ def resolve_api_key(
     """
     provider, _ = parse_model_name(name)
     settings = settings or ModelSettings()
-    if provider == SCRIPTED:
+    if provider in (SCRIPTED, LOCAL):
         return DUMMY_KEY
     variables = key_variables(name, settings)
     for var in variables:
@@ -296,6 +314,8 @@ def resolve_base_url(
     """
     provider, _ = parse_model_name(name)
     settings = settings or ModelSettings()
+    if provider == LOCAL:
+        return None
     if settings.base_url:
         return settings.base_url
     if provider == SCRIPTED:
@@ -314,6 +334,17 @@ def resolve_base_url(
 
 
 def _check_settings(name: str, provider: str, settings: ModelSettings) -> None:
+    if provider == LOCAL:
+        for field in ("api", "base_url", "api_key_env", "reasoning_effort", "thinking_budget"):
+            if getattr(settings, field) is not None:
+                raise ModelConfigError(f"{name}: {field!r} does not apply to a local model")
+        return
+    local = [f for f in LOCAL_ONLY_SETTINGS if getattr(settings, f) is not None]
+    if local and provider != SCRIPTED:
+        raise ModelConfigError(
+            f"{name}: {', '.join(local)} appl{'ies' if len(local) == 1 else 'y'} only to local "
+            "models (hf/PATH)"
+        )
     if settings.api is None or provider == "openai":
         return
     if provider == "openai-compatible":
@@ -341,8 +372,11 @@ def check_keys(
     variables: list[str] = []
     for name in dict.fromkeys(names):
         own = settings_for(name, settings)
-        provider, _ = parse_model_name(name)
+        provider, model = parse_model_name(name)
         _check_settings(name, provider, own)
+        if provider == LOCAL:
+            _check_local(model, own)
+            continue
         for resolve in (resolve_api_key, resolve_base_url):
             try:
                 resolve(name, own, dotenv_path=dotenv_path)
@@ -351,6 +385,17 @@ def check_keys(
                 variables.extend(v for v in exc.variables if v not in variables)
     if problems:
         raise MissingKeyError("cannot start the run:\n  - " + "\n  - ".join(problems), variables)
+
+
+def _check_local(path: str, settings: ModelSettings) -> None:
+    """A local model's folder (and adapter) exist and the ``train`` extra is installed;
+    cheap: nothing is loaded."""
+    from econbench.hf.loading import check_adapter_folder, check_model_folder, require_extra
+
+    check_model_folder(path)
+    if settings.adapter:
+        check_adapter_folder(settings.adapter)
+    require_extra(adapter=bool(settings.adapter))
 
 
 def make_limiter(names: Iterable[str], settings: SettingsArg = None) -> ConcurrencyLimiter:
@@ -481,6 +526,8 @@ def build_provider(
         if settings.context_window:
             inner.context_window = settings.context_window
         return PricedProvider(inner, name=full_name, settings=settings, prices=prices)
+    if provider == LOCAL:
+        return _local_provider(full_name, model, settings, prices)
     api_key = resolve_api_key(full_name, settings, dotenv_path=dotenv_path)
     base_url = resolve_base_url(full_name, settings, dotenv_path=dotenv_path)
     cls, _ = _provider_class(provider, settings.api)
@@ -494,3 +541,24 @@ def build_provider(
         kwargs["context_window"] = settings.context_window
     inner = cls(model, **kwargs)
     return PricedProvider(inner, name=full_name, settings=settings, prices=prices, secret=api_key)
+
+
+def _local_provider(
+    name: str, path: str, settings: ModelSettings, prices: PriceTable | None
+) -> PricedProvider:
+    """An ``hf/PATH`` model: free (an empty price table, so a folder named like an API model
+    is never priced as one) unless the caller passes prices."""
+    _check_local(path, settings)
+    from econbench.hf.provider import HFProvider
+
+    inner = HFProvider(
+        path,
+        name=name,
+        adapter=settings.adapter,
+        device=settings.device,
+        dtype=settings.dtype,
+        seed=settings.seed,
+        top_p=settings.top_p,
+        context_window=settings.context_window,
+    )
+    return PricedProvider(inner, name=name, settings=settings, prices=prices or PriceTable({}))
