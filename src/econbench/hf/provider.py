@@ -338,7 +338,7 @@ def sample_tokens(
     generated: list[int] = []
     with torch.inference_mode():
         inputs = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-        out = model(input_ids=inputs, use_cache=True)
+        out = _prompt_forward(model, inputs)
         for _ in range(sampling.max_new_tokens):
             token = _pick(out.logits[0, -1, :], sampling, generator)
             generated.append(token)
@@ -407,3 +407,13 @@ def _generation_defaults(folder: Path) -> dict[str, Any]:
         if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
             out[key] = kind(value)
     return out
+
+
+def _prompt_forward(model: Any, inputs: Any) -> Any:
+    """The prompt's forward pass, computing vocabulary logits for its last position only
+    (a long prompt's full logits cost more than the whole reply); models that do not take
+    ``logits_to_keep`` get the plain call."""
+    try:
+        return model(input_ids=inputs, use_cache=True, logits_to_keep=1)
+    except TypeError:
+        return model(input_ids=inputs, use_cache=True)
