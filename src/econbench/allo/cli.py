@@ -26,7 +26,7 @@ from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.runner import CellSpec, CellStopped, Episode, make_factory, run_cell
-from econbench.allo.stream import EVAL_SEEDS, MAX_SEEDS, parse_seeds
+from econbench.allo.stream import seeds_from_options
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
 
@@ -67,20 +67,10 @@ def _fail(message: str) -> None:
 
 
 def _seeds(episodes: int | None, seeds: str | None, seed: int) -> tuple[int, ...]:
-    if episodes is not None and seeds is not None:
-        raise UsageError("give either --episodes or --seeds, not both")
-    if seeds is not None:
-        try:
-            return tuple(parse_seeds(seeds))
-        except ValueError as exc:
-            raise UsageError(f"bad --seeds {seeds!r}: {exc}") from None
-    if episodes is None:
-        return tuple(EVAL_SEEDS)
-    if not 1 <= episodes <= MAX_SEEDS:
-        raise UsageError(f"--episodes must be between 1 and {MAX_SEEDS:,}, got {episodes}")
-    if seed < 0:
-        raise UsageError(f"--seed must be non-negative, got {seed}")
-    return tuple(range(seed, seed + episodes))
+    try:
+        return seeds_from_options(episodes, seeds, seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _split(text: str, what: str) -> list[str]:

@@ -204,3 +204,22 @@ def parse_seeds(text: str) -> list[int]:
                 seen.add(s)
                 seeds.append(s)
     return seeds
+
+
+def seeds_from_options(episodes: int | None, seeds: str | None, seed: int) -> tuple[int, ...]:
+    """The seeds a command's ``--episodes N`` (from ``--seed``) or ``--seeds TEXT`` ask for
+    (default: the evaluation seeds); ``ValueError`` with a one-line reason otherwise."""
+    if episodes is not None and seeds is not None:
+        raise ValueError("give either --episodes or --seeds, not both")
+    if seeds is not None:
+        try:
+            return tuple(parse_seeds(seeds))
+        except ValueError as exc:
+            raise ValueError(f"bad --seeds {seeds!r}: {exc}") from None
+    if episodes is None:
+        return tuple(EVAL_SEEDS)
+    if not 1 <= episodes <= MAX_SEEDS:
+        raise ValueError(f"--episodes must be between 1 and {MAX_SEEDS:,}, got {episodes}")
+    if seed < 0:
+        raise ValueError(f"--seed must be non-negative, got {seed}")
+    return tuple(range(seed, seed + episodes))

@@ -28,7 +28,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from econbench.allo.stream import EVAL_SEEDS, MAX_SEEDS, parse_seeds
+from econbench.allo.stream import seeds_from_options
 
 DEFAULT_TRANSFER_OUT = Path("runs/allo/transfer")
 
@@ -260,20 +260,10 @@ def _run_training(config: Any, out: Path, done: int, force: bool) -> None:
 
 
 def _transfer_seeds(episodes: int | None, seeds: str | None, seed: int) -> tuple[int, ...]:
-    if episodes is not None and seeds is not None:
-        raise _Usage("give either --episodes or --seeds, not both")
-    if seeds is not None:
-        try:
-            return tuple(parse_seeds(seeds))
-        except ValueError as exc:
-            raise _Usage(f"bad --seeds {seeds!r}: {exc}") from None
-    if episodes is None:
-        return tuple(EVAL_SEEDS)
-    if not 1 <= episodes <= MAX_SEEDS:
-        raise _Usage(f"--episodes must be between 1 and {MAX_SEEDS:,}, got {episodes}")
-    if seed < 0:
-        raise _Usage(f"--seed must be non-negative, got {seed}")
-    return tuple(range(seed, seed + episodes))
+    try:
+        return seeds_from_options(episodes, seeds, seed)
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
 
 
 def _adapter_folder(adapter: Path, model: Path) -> Path:
