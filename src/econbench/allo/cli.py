@@ -278,7 +278,7 @@ def run(
         typer.Option(
             help="Reference policy (eager, wait:K, posterior:P, bayes, hindsight, never, "
             "random) or a model: openai/MODEL, anthropic/MODEL, google/MODEL, "
-            "openai-compatible/NAME."
+            "openai-compatible/NAME, hf/PATH (a local model folder)."
         ),
     ],
     episodes: Annotated[

@@ -68,7 +68,7 @@ def run_command(
             "--agent",
             help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: passive, "
             "heuristic, scripted, or a model: openai/MODEL, anthropic/MODEL, google/MODEL, "
-            "openai-compatible/NAME.",
+            "openai-compatible/NAME, hf/PATH (a local model folder).",
         ),
     ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
     out: Annotated[Path | None, typer.Option(help="Run directory (default runs/coffee/…).")] = None,
