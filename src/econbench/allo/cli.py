@@ -57,6 +57,16 @@ SURFACE_COLUMNS = [
 ]
 
 
+ModelsFileOption = Annotated[
+    Path | None,
+    typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
+]
+CacheOption = Annotated[
+    str | None,
+    typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
+]
+
+
 class UsageError(Exception):
     """A bad command-line setting (reported in one line, exit code 2)."""
 
@@ -296,14 +306,8 @@ def run(
     out: Annotated[
         Path | None, typer.Option(help="Output directory (default runs/allo/<cell>).")
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
-    ] = None,
-    cache: Annotated[
-        str | None,
-        typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
-    ] = None,
+    config: ModelsFileOption = None,
+    cache: CacheOption = None,
 ) -> None:
     """Play one configuration and write episodes.jsonl, summary.json and config.json."""
     try:
@@ -338,14 +342,8 @@ def sweep(
     seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
     skin: Annotated[str, typer.Option(help="R0 skin for r0 cells.")] = "default",
     out: Annotated[Path, typer.Option(help="Output directory.")] = DEFAULT_OUT / "sweep",
-    config: Annotated[
-        Path | None,
-        typer.Option(help='TOML with per-model settings: [models."provider/model"] tables.'),
-    ] = None,
-    cache: Annotated[
-        str | None,
-        typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
-    ] = None,
+    config: ModelsFileOption = None,
+    cache: CacheOption = None,
 ) -> None:
     """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv."""
     try:
