@@ -78,14 +78,25 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-        try:
-            with self._lock, self._db:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise ValueError(f"{self.path} is not a response cache: {exc}") from None
+        # Switching to WAL does not wait for a busy database, so two processes creating
+        # the same cache at once retry here until the busy timeout.
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                with self._lock, self._db:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=NORMAL")
+                    self._db.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                self._db.close()
+                raise ValueError(f"{self.path} is not a response cache: {exc}") from None
+            except sqlite3.DatabaseError as exc:
+                self._db.close()
+                raise ValueError(f"{self.path} is not a response cache: {exc}") from None
 
     def __enter__(self) -> ResponseCache:
         return self
