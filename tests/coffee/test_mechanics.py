@@ -129,13 +129,30 @@ def test_a_paid_return_becomes_a_refund_invoice() -> None:
     assert (refund.issuer, refund.payer, refund.principal) == ("retailer_A", "roaster_A", 1800)
 
 
-def test_inventory_is_written_down_to_the_ceiling() -> None:
+def test_b2b_prices_above_the_ceiling_are_refused_with_the_ceiling_named() -> None:
     world, _ = make_world(ship_loss_prob=0.0, ship_delay_prob=0.0)
-    sell(world, "farmer_A", "roaster_A", "green_coffee_kg", 10, 100.0)
-    next_day(world)
-    stock = world.firm("roaster_A").stock["green_coffee_kg"]
-    assert stock.value == 10 * 2250
-    assert world.firm("roaster_A").books.writedowns == 10 * (10000 - 2250)
+    result = world.toolkit("farmer_A").call(
+        "post_listing", {"item_id": "green_coffee_kg", "qty": 10, "asking_price": 22.51}
+    )
+    assert result["status"] == "error" and "ceiling of $22.50/kg" in result["error"]
+    listing = call(
+        world, "farmer_A", "post_listing", item_id="green_coffee_kg", qty=10, asking_price=22.5
+    )
+    offer = world.toolkit("roaster_A").call(
+        "make_offer",
+        {"listing_id": listing["listing"]["listing_id"], "offered_price": 400.0, "qty": 10},
+    )
+    assert offer["status"] == "error" and "ceiling of $22.50/kg" in offer["error"]
+
+
+def test_the_write_down_applies_to_each_receipt_before_it_is_pooled() -> None:
+    world, _ = make_world()
+    roaster = world.firm("roaster_A")
+    # 30 kg roasted at $5.88 already held; 2 kg come in at $400/kg (e.g. a lowered ceiling).
+    world.add_stock(roaster, "roasted_coffee_kg", 2, 80_000, why="purchase")
+    stock = roaster.stock["roasted_coffee_kg"]
+    assert stock.value == 30 * 588 + 2 * 3000
+    assert roaster.books.writedowns == 80_000 - 2 * 3000
 
 
 def test_production_lands_after_the_lag_and_roasting_next_morning() -> None:

@@ -47,6 +47,7 @@ from econbench.coffee.config import (
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
 from econbench.coffee.state import WorldState, to_cents
+from econbench.coffee.toolkit import toolkit_class
 from econbench.coffee.world import World
 
 _ECON = EconomyConfig()
@@ -162,7 +163,7 @@ class Audit:
                 self.external += revenue
                 self.out[e["item"]] += e["qty"]
                 self.sold[e["item"]] += e["qty"]
-            elif t == "opex":
+            elif t in ("opex", "closing_opex"):
                 self.external -= to_cents(e["amount"])
             elif t == "production":
                 self.external -= to_cents(e["cost"])
@@ -213,7 +214,7 @@ class Audit:
             in_flight[b.item] += b.qty
         for d in s.deals.values():
             if d.status in ("pending", "delayed"):
-                in_flight[d.item] += d.qty
+                in_flight[d.item] += d.shipped_qty
         for item in ITEMS:
             held = sum(f.stock[item].qty for f in s.firms.values())
             assert self.stock0[item] + self.into[item] == (
@@ -491,7 +492,10 @@ def expected_after_error(before: str, firm_id: str, tool: str, minutes: int) -> 
     firm.clock.minute += minutes
     firm.clock.actions_today += 1
     firm.clock.acted_today = True
-    firm.tool_calls[tool] = firm.tool_calls.get(tool, 0) + 1
+    if tool in toolkit_class(firm.role).tool_specs():
+        firm.tool_calls[tool] = firm.tool_calls.get(tool, 0) + 1
+    else:
+        firm.unknown_tool_calls += 1
     state.counters.event += 1
     return state.model_dump_json()
 

@@ -695,7 +695,7 @@ SEMANTIC: list[Case] = [
         "roaster_A",
         "return_shipment",
         _with("return_shipment", quantity_kg=45),
-        "you hold only 40 kg",
+        ("you still hold only 33 kg", "deal D1"),  # 50 kg of a 60 kg pool, 20 kg roasted
     ),
     C(
         "return-after-window",
@@ -975,7 +975,10 @@ def _expected_after_act(before: str, firm: str, tool: str, minutes: int) -> Worl
     f.clock.minute += minutes
     f.clock.actions_today += 1
     f.clock.acted_today = True
-    f.tool_calls[tool] = f.tool_calls.get(tool, 0) + 1
+    if tool in toolkit_class(f.role).tool_specs():
+        f.tool_calls[tool] = f.tool_calls.get(tool, 0) + 1
+    else:  # an unknown name, or another role's tool: counted apart
+        f.unknown_tool_calls += 1
     state.counters.event += 1
     return state
 
@@ -1029,11 +1032,11 @@ def test_errors_exhaust_the_day_like_any_call() -> None:
     [
         ("farmer_A", "post_listing", _with("post_listing", qty=10, payment_terms_days=0)),
         ("farmer_A", "post_listing", _with("post_listing", qty=10, payment_terms_days=90)),
-        ("farmer_A", "post_listing", _with("post_listing", asking_price=1000.0)),
+        ("farmer_A", "post_listing", _with("post_listing", asking_price=22.5)),  # the ceiling
         ("farmer_A", "post_listing", _with("post_listing", asking_price=3)),  # int for float
         ("roaster_B", "make_offer", _with("make_offer", qty=10, offered_price=0.01)),
         ("roaster_A", "send_message", _with("send_message", title="t" * 80)),
-        ("roaster_A", "return_shipment", _with("return_shipment", quantity_kg=40)),
+        ("roaster_A", "return_shipment", _with("return_shipment", quantity_kg=33)),  # all held
         ("roaster_A", "roast", _with("roast", qty_kg=30)),
         ("farmer_B", "produce_item", _with("produce_item", quantity=5)),
         ("farmer_B", "produce_item", _with("produce_item", item_id=GREEN_SPECIALTY, quantity=5)),

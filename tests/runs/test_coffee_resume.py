@@ -193,8 +193,8 @@ def test_agent_conversation_is_checkpointed(tmp_path, monkeypatch, pure_model):
     assert agent["messages"][0]["role"] == "system"
     assert any(m["role"] == "tool" for m in agent["messages"])
     assert agent["stats"]["llm_calls"] >= 2
-    scripted = state["policies"]["farmer_A"]
-    assert set(scripted) == {"observation", "results"}
+    scripted = state["policies"]["farmer_A"]  # the negotiating farmer: its routine and memory
+    assert set(scripted) == {"observation", "results", "memory"}
 
 
 # -- a real process, killed with SIGKILL at a random moment --------------------------------

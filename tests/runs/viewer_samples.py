@@ -42,7 +42,7 @@ def coffee_run(out: Path, days: int = 5, seed: int = 1) -> Path:
     """A finished run with roaster_A played by ``hostile_brain``."""
     name = register_scripted(MODEL, hostile_brain)
     try:
-        config = RunConfig(seed=seed, days=days, agents={"roaster_A": name})
+        config = RunConfig(seed=seed, days=days, agents={"default": "scripted", "roaster_A": name})
         run_to_dir(config, out)
     finally:
         unregister_scripted(name)

@@ -57,7 +57,7 @@ def make_firm_policy(
     """The policy for one firm: an LLM agent for a model name, else a scripted policy.
     ``wrap`` (recording, replay, a cache) is applied to the firm's provider."""
     if not is_model(name):
-        return make_policy(name, role_of(firm_id))
+        return make_policy(name, role_of(firm_id), seed=config.seed, firm_id=firm_id)
     settings = model_settings(config, name)
     provider: ModelProvider = build_provider(name, settings)
     if wrap is not None:

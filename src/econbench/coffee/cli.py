@@ -13,11 +13,14 @@ from rich.table import Table
 from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelConfigError
 from econbench.coffee.agents import validate_agents
-from econbench.coffee.config import FIRMS, ConfigError, RunConfig, load_config
+from econbench.coffee.config import FIRMS, ConfigError, EconomyConfig, RunConfig, load_config
 from econbench.coffee.headroom import both_regimes
 from econbench.coffee.policies import UnknownPolicyError
 from econbench.coffee.run import RunStopped, run_to_dir
 from econbench.runs.store import RunDirError, default_run_dir
+
+PAPER_DAYS = 90
+"""The paper's horizon: its headroom figures are comparable only for this economy."""
 
 app = typer.Typer(no_args_is_help=True)
 console = Console()
@@ -66,9 +69,10 @@ def run_command(
         list[str],
         typer.Option(
             "--agent",
-            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: passive, "
-            "heuristic, scripted, or a model: openai/MODEL, anthropic/MODEL, google/MODEL, "
-            "openai-compatible/NAME, hf/PATH (a local model folder).",
+            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: negotiating (the "
+            "default background), scripted, heuristic, passive; for a roaster also haggle, "
+            "markup:X, undercut, hoard; or a model: openai/MODEL, anthropic/MODEL, "
+            "google/MODEL, openai-compatible/NAME, hf/PATH (a local model folder).",
         ),
     ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
     out: Annotated[Path | None, typer.Option(help="Run directory (default runs/coffee/…).")] = None,
@@ -179,8 +183,112 @@ def headroom_command(
         table.add_row(label, *(fmt.format(getattr(r, key)) for r in rows))
     console.print(table)
     duopoly = rows[1].net_income
-    console.print(
-        f"The best model in the paper (+$3,109) reached {3109 / duopoly:.1%} of the duopoly bound."
-        if duopoly > 0
-        else "The duopoly bound is not positive under this economy."
+    if duopoly <= 0:
+        console.print("The duopoly bound is not positive under this economy.")
+    elif config.days == PAPER_DAYS and config.economy == EconomyConfig():
+        console.print(
+            f"The best model in the paper (+$3,109) reached {3109 / duopoly:.1%} of the "
+            "duopoly bound."
+        )
+    else:
+        console.print(
+            "The paper's figures (best model +$3,109 of ≈ $23,800) are for its own 90-day "
+            "economy; no comparison is made for this horizon or economy."
+        )
+
+
+@app.command("exploits")
+def exploits_command(
+    seeds: Annotated[
+        str, typer.Option(help="Seeds: N, A-B, or a comma list (e.g. 0-2,7).")
+    ] = "0-2",
+    days: Annotated[int, typer.Option(help="Days per run.", min=3)] = 90,
+    background: Annotated[
+        str, typer.Option(help="The other firms' policy: passive, scripted, negotiating, …")
+    ] = "passive",
+    random_trials: Annotated[
+        int, typer.Option("--random", help="Random-search plans per seed.", min=0)
+    ] = 20,
+    tactic: Annotated[
+        list[str], typer.Option("--tactic", help="Only this tactic (repeatable).")
+    ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
+    check: Annotated[
+        bool, typer.Option(help="Exit 1 if any tactic's best gain exceeds the tolerance.")
+    ] = False,
+    tolerance: Annotated[
+        float, typer.Option(help="Dollars of rounding allowed per tactic (default 0.50).")
+    ] = 0.50,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Write the figures as JSON here.")
+    ] = None,
+) -> None:
+    """Search for collusion that pays: a group trading only among itself vs doing nothing."""
+    import json
+
+    from econbench.allo.stream import parse_seeds
+    from econbench.coffee.exploits import (
+        TACTIC_NAMES,
+        UnknownBackgroundError,
+        check_background,
+        plan_sources,
+        run_search,
     )
+
+    try:
+        seed_list = parse_seeds(seeds)
+        check_background(background)
+    except (ValueError, UnknownBackgroundError) as exc:
+        raise fail(str(exc)) from None
+    unknown = [t for t in tactic if t not in TACTIC_NAMES]
+    if unknown:
+        raise fail(f"unknown tactic(s) {', '.join(unknown)}; choose from {', '.join(TACTIC_NAMES)}")
+    sources = plan_sources(tactic or None, days, random_trials)
+    report = run_search(sources, seed_list, days, background, tolerance=tolerance)
+    table = Table(
+        title=f"Exploit search: {len(seed_list)} seed(s), {days} days, background {background} "
+        f"({report.wall_s:.1f} s); gain = group net income with the plan − without it"
+    )
+    table.add_column("tactic", no_wrap=True)
+    table.add_column("group (best run)", no_wrap=True)
+    for column in ("runs", "traded", "deals", "returns"):
+        table.add_column(column, justify="right")
+    table.add_column("best $", justify="right")
+    table.add_column("best traded $", justify="right")
+    table.add_column("mean $", justify="right")
+    notes = []
+    for row in report.results:
+        best = row.best_trading or row.best
+        style = "bold red" if row.best_gain > tolerance else "green"
+        table.add_row(
+            row.tactic,
+            "+".join(best.plan.group),
+            str(row.runs),
+            str(row.trading_runs),
+            str(row.deals),
+            str(row.returns),
+            f"[{style}]{row.best_gain:,.2f}[/]",
+            "–" if row.best_trading is None else f"{row.best_trading.gain / 100:,.2f}",
+            f"{row.mean_gain:,.2f}",
+        )
+        notes.append(
+            f"  {row.tactic}: seed {best.seed}, {best.deals}/{best.planned_trades} deals"
+            + (f", bankrupt {','.join(best.bankrupt)}" if best.bankrupt else "")
+            + f": {best.plan.describe(2)}"
+        )
+    console.print(table)
+    console.print("The best run of each tactic in which the group traded:", markup=False)
+    for note in notes:
+        console.print(note, markup=False, soft_wrap=True)
+    if json_file is not None:
+        json_file.write_text(json.dumps(report.to_dict(), indent=2))
+        console.print(f"Figures written to [bold]{json_file}[/]")
+    failing = report.failing()
+    if failing:
+        console.print(
+            f"[bold red]{len(failing)} tactic(s) gain more than ${tolerance:.2f}:[/] "
+            + ", ".join(r.tactic for r in failing)
+        )
+    else:
+        console.print(f"[green]No tactic gains more than ${tolerance:.2f}.[/]")
+    if check and failing:
+        raise typer.Exit(code=1)

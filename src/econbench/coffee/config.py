@@ -178,7 +178,9 @@ class RunConfig(Strict):
 
     seed: int = Field(0, ge=0)
     days: int = Field(90, ge=1, le=10_000)
-    agents: dict[str, str] = {"default": "scripted", FOCAL_FIRM: "heuristic"}
+    agents: dict[str, str] = {"default": "negotiating", FOCAL_FIRM: "heuristic"}
+    """Who plays each firm. The offline background is the negotiating one (hidden
+    valuations, bids below asks, counters, messages); ``scripted`` is the earlier one."""
     prompts: dict[str, str] = {}
     """Per firm, the system-prompt variant of a model-driven agent (standard, revenue_pressure)."""
     models: dict[str, ModelSettings] = {}
@@ -201,7 +203,7 @@ class RunConfig(Strict):
         return self
 
     def policy_for(self, firm_id: str) -> str:
-        return self.agents.get(firm_id) or self.agents.get("default", "scripted")
+        return self.agents.get(firm_id) or self.agents.get("default", "negotiating")
 
 
 class ConfigError(ValueError):

@@ -2,10 +2,16 @@
 daily snapshots — never from anything an agent reported about itself.
 
 Definitions where the spec leaves room:
+- ``net_income`` is the score: the ledger's net income including the closing lines
+  (``closing_writedown``: stock still held valued at the economy's cost of making it;
+  ``closing_opex``: fixed opex of horizon days not paid); ``net_income_before_closing``
+  is the same without them.
 - ``revenue`` is net of returns; ``opex`` includes spoilage, shipment and production
   write-offs, bad debt and inventory write-downs.
-- ``tool_calls`` counts every tool call the firm made, ``wait_for_next_day`` and invalid
-  calls included; ``idle_days`` counts days with no call other than waiting.
+- ``tool_calls`` counts every tool call the firm made, ``wait_for_next_day``, invalid
+  calls and calls of unknown tool names included; ``tool_calls_by_name`` has only the
+  firm's real tools, and ``unknown_tool_calls`` counts the rest; ``idle_days`` counts days
+  with no call other than waiting.
 - ``average_inventory_kg`` is the mean over days of the on-hand kg at the evening snapshot.
 - ``spoilage_rate`` is kg spoiled ÷ kg that left the firm's stock by any route (sold to
   consumers or firms, roasted, spoiled, lost in transit).
@@ -36,11 +42,11 @@ def firm_summary(world: World, firm: Firm, policy: str, daily: list[dict[str, An
         if deal.seller != firm.id:
             continue
         if deal.status == "delivered":
-            kept = deal.qty - deal.returned_qty
+            kept = deal.shipped_qty - deal.returned_qty
             sold_kg[deal.item] = sold_kg.get(deal.item, 0) + kept
             sold_rev[deal.item] = sold_rev.get(deal.item, 0) + kept * deal.price
         if deal.status in ("delivered", "lost", "pending", "delayed"):
-            outflow += deal.qty - deal.returned_qty
+            outflow += deal.shipped_qty - deal.returned_qty
     for sale in state.consumer_sales:
         if sale.firm == firm.id:
             sold_kg[sale.item] = sold_kg.get(sale.item, 0) + sale.qty
@@ -58,13 +64,17 @@ def firm_summary(world: World, firm: Firm, policy: str, daily: list[dict[str, An
     return {
         "policy": policy,
         "net_income": dollars(books.net_income),
+        "net_income_before_closing": dollars(books.net_income_before_closing),
+        "closing_writedown": dollars(books.closing_writedown),
+        "closing_opex": dollars(books.closing_opex),
         "revenue": dollars(books.net_revenue),
         "cogs": dollars(books.cogs),
         "opex": dollars(books.opex),
         "interest_expense": dollars(books.interest_expense),
         "interest_income": dollars(books.interest_income),
-        "tool_calls": sum(firm.tool_calls.values()),
+        "tool_calls": sum(firm.tool_calls.values()) + firm.unknown_tool_calls,
         "tool_calls_by_name": dict(sorted(firm.tool_calls.items())),
+        "unknown_tool_calls": firm.unknown_tool_calls,
         "idle_days": firm.idle_days,
         "messages_sent": len(sent),
         "messages_sent_by_recipient": dict(sorted(by_recipient.items())),

@@ -28,6 +28,14 @@ class Stock(BaseModel):
     qty: int = 0
     value: Cents = 0
     spoil_carry: float = 0.0
+    traded: bool = False
+    """Goods of this stock changed hands by deal (its spoilage fraction counts at the close)."""
+    lots: dict[str, float] = Field(default_factory=dict)
+    """Per delivered purchase still returnable (deal id), the kg of it still in this pool.
+
+    Stock is pooled at average cost, so every outflow takes the same share of every lot
+    (``rules/lots.py``); a return may take back only the kg its own deal still has here.
+    """
 
     def unit_cost(self) -> float:
         return self.value / self.qty if self.qty else 0.0
@@ -53,6 +61,11 @@ class Books(BaseModel):
     writedowns: Cents = 0
     interest_expense: Cents = 0
     interest_income: Cents = 0
+    closing_writedown: Cents = 0
+    """At the run's close: stock still held, written down to the economy's cost of making it."""
+    closing_opex: Cents = 0
+    """At the run's close: fixed opex of the horizon days the firm did not pay (bankrupt, or
+    the run ended early), so leaving the market never saves fixed costs."""
 
     @property
     def opex(self) -> Cents:
@@ -70,10 +83,25 @@ class Books(BaseModel):
         return self.revenue - self.returns
 
     @property
-    def net_income(self) -> Cents:
+    def closing(self) -> Cents:
+        return self.closing_writedown + self.closing_opex
+
+    @property
+    def net_income_before_closing(self) -> Cents:
         return (
             self.net_revenue - self.cogs - self.opex - self.interest_expense + self.interest_income
         )
+
+    @property
+    def net_income(self) -> Cents:
+        """The score: the one income-statement formula, closing lines included."""
+        return self.net_income_before_closing - self.closing
+
+    def minus(self, start: Books | None) -> Books:
+        """The period's sums: these books less the books at the period's start."""
+        if start is None:
+            return self.model_copy()
+        return Books(**{k: getattr(self, k) - getattr(start, k) for k in type(self).model_fields})
 
 
 class Clock(BaseModel):
@@ -112,6 +140,11 @@ class Firm(BaseModel):
     messages_read: int = 0
     spoiled_kg: dict[str, int] = Field(default_factory=dict)
     roasted_green_kg: int = 0
+    roasted_green_by_item: dict[str, int] = Field(default_factory=dict)
+    """Cumulative green kg roasted per green item: output rounds on the running total, so
+    splitting a roast into small lots never beats the yield (``rules/roasting.py``)."""
+    unknown_tool_calls: int = 0
+    """Calls of tool names the firm does not have (counted apart from ``tool_calls``)."""
 
 
 class Listing(BaseModel):
@@ -163,6 +196,21 @@ class Deal(BaseModel):
     invoice_id: str | None = None
     returned_qty: int = 0
     returned_value: Cents = 0
+    spoiled_qty: int = 0
+    """kg that spoiled in transit (goods in transit spoil like goods on hand)."""
+    spoil_carry: float = 0.0
+    """The fraction of a kg of spoilage these goods carry (taken from the seller's stock,
+    handed to the buyer's on delivery)."""
+    booked_unit: Cents = 0
+    """What the buyer booked per kg on delivery: the price, or the ceiling if lower."""
+    buyer_writedown: Cents = 0
+    """The write-down the buyer booked on delivery (price above the ceiling); a return
+    reverses the returned kg's share of it and never more."""
+
+    @property
+    def shipped_qty(self) -> int:
+        """kg still on their way (or delivered): the deal's kg less what spoiled in transit."""
+        return self.qty - self.spoiled_qty
 
 
 class Invoice(BaseModel):
@@ -257,3 +305,5 @@ class WorldState(BaseModel):
     counters: Counters = Field(default_factory=Counters)
     hidden: Hidden
     ended: bool = False
+    closed: bool = False
+    """The closing valuation has been booked (at the end of the run's last evening)."""

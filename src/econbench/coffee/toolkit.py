@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from econbench.agents.tools import ToolError, Toolkit, tool
 from econbench.coffee.config import FIRMS, GREEN_ITEMS, ITEMS, RETAIL_ITEMS, ROAST_OUTPUT
-from econbench.coffee.demand import round_half_up
+from econbench.coffee.rules import exchange, returns, roasting
 from econbench.coffee.state import Deal, Invoice, Listing, Message, Offer, dollars, to_cents
 
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ class FirmTools(Toolkit):
         item = self._item(item_id)
         qty = self._qty(qty)
         price = self._price(asking_price, "asking_price")
+        exchange.check_ceiling(world, item, asking_price, "asking_price")
         terms = self._terms(payment_terms_days)
         held = me.stock[item].qty
         if held < qty:
@@ -188,8 +189,10 @@ class FirmTools(Toolkit):
         if listing.seller == me.id:
             raise ToolError("you cannot make an offer on your own listing")
         price = self._price(offered_price, "offered_price")
+        exchange.check_ceiling(world, listing.item, offered_price, "offered_price")
         qty = self._qty(qty)
         terms = self._terms(payment_terms_days)
+        exchange.check_deliverable(world, "make an offer")
         if qty > listing.qty:
             raise ToolError(f"qty {qty} exceeds the listing's {listing.qty} kg")
         if len(message) > world.econ.max_body_chars:
@@ -275,7 +278,8 @@ class FirmTools(Toolkit):
             raise ToolError(
                 f"{buyer.id} has no room for {offer.qty} kg more; the deal cannot close"
             )
-        reserved = world.remove_stock(me, offer.item, offer.qty)
+        exchange.check_deliverable(world, "accept an offer")
+        reserved, carry = world.reserve(me, offer.item, offer.qty)
         world.state.counters.deal += 1
         seq = world.state.counters.deal
         deal = Deal(
@@ -292,6 +296,7 @@ class FirmTools(Toolkit):
             day=world.day,
             minute=world.now,
             reserved_value=reserved,
+            spoil_carry=carry,
             ship_day=world.day + world.econ.shipping_days,
         )
         world.add_deal(deal)
@@ -611,61 +616,21 @@ class FirmTools(Toolkit):
         if len(reason) > world.econ.max_body_chars:
             raise ToolError(f"reason is longer than {world.econ.max_body_chars} characters")
         deal: Deal = world.state.deals[inv.deal_id]
-        returnable = deal.qty - deal.returned_qty
-        if qty > returnable:
-            raise ToolError(f"only {returnable} kg of deal {deal.id} can still be returned")
-        held = me.stock[deal.item].qty
-        if qty > held:
-            raise ToolError(f"you hold only {held} kg of {deal.item}")
         seller = world.firm(deal.seller)
         if seller.bankrupt:
             raise ToolError(f"{seller.id} is bankrupt; returns are no longer accepted")
-        credit = qty * deal.price
-        # The buyer's goods leave at what they cost it: the deal price (clamped to the value
-        # still on the books after any write-down, the clamp reversing that write-down).
-        stock = me.stock[deal.item]
-        removed = min(credit, stock.value) if qty < stock.qty else stock.value
-        stock.qty -= qty
-        stock.value -= removed
-        if stock.qty == 0:
-            stock.value = 0
-        me.books.writedowns -= credit - removed
-        # The seller takes them back at the cost it booked for them.
-        back_value = (
-            deal.reserved_value - deal.returned_value
-            if qty == returnable
-            else round(deal.reserved_value * qty / deal.qty)
-        )
-        deal.returned_qty += qty
-        deal.returned_value += back_value
-        seller.books.returns += credit
-        seller.books.cogs -= back_value
-        world.add_stock(seller, deal.item, qty, back_value, why="return")
-        refund_id = None
-        if inv.status == "open":
-            inv.credits += credit
-            if inv.outstanding_principal <= 0:
-                if inv.fees:
-                    seller.books.interest_income -= inv.fees
-                    me.books.interest_expense -= inv.fees
-                    inv.fees = 0
-                world.settle_invoice(inv, "closed")
-        else:
-            refund = Invoice(
-                id=world.next_id("invoice", "INV"),
-                kind="refund",
-                deal_id=deal.id,
-                issuer=me.id,
-                payer=seller.id,
-                item=deal.item,
-                qty=qty,
-                price=deal.price,
-                principal=credit,
-                issue_day=world.day,
-                due_day=world.day,
+        left = deal.shipped_qty - deal.returned_qty
+        if qty > left:
+            raise ToolError(f"only {left} kg of deal {deal.id} can still be returned")
+        returnable = returns.returnable_kg(me, deal)
+        if qty > returnable:
+            raise ToolError(
+                f"you still hold only {returnable} kg of what deal {deal.id} delivered: your "
+                f"{deal.item} is a mix, and what you roasted, sold or lost since took its "
+                "share of every delivery with it; only kg still held can be returned"
             )
-            world.add_invoice(refund)
-            refund_id = refund.id
+        posting = returns.book_return(world, me, inv, deal, qty)
+        credit, refund_id = posting.credit, posting.refund_invoice_id
         world.emit(
             "return",
             invoice_id=inv.id,
@@ -708,25 +673,16 @@ class FirmTools(Toolkit):
             if len(history) < 2:
                 raise ToolError("there is no yesterday yet")
             start, end = history[-2], history[-1]
-        fields = type(books).model_fields
-        sums = {k: getattr(end, k) - (getattr(start, k) if start else 0) for k in fields}
+        sums = end.minus(start)
         sheet = world.balance_sheet(me.id)
         opex = {
-            "fixed": sums["opex_fixed"],
-            "spoilage": sums["spoilage"],
-            "shipment_writeoffs": sums["shipment_writeoffs"],
-            "production_writeoffs": sums["production_writeoffs"],
-            "bad_debt": sums["bad_debt"],
-            "inventory_writedowns": sums["writedowns"],
+            "fixed": sums.opex_fixed,
+            "spoilage": sums.spoilage,
+            "shipment_writeoffs": sums.shipment_writeoffs,
+            "production_writeoffs": sums.production_writeoffs,
+            "bad_debt": sums.bad_debt,
+            "inventory_writedowns": sums.writedowns,
         }
-        net_revenue = sums["revenue"] - sums["returns"]
-        net_income = (
-            net_revenue
-            - sums["cogs"]
-            - sum(opex.values())
-            - sums["interest_expense"]
-            + sums["interest_income"]
-        )
         return {
             "period": period,
             "day": world.day,
@@ -740,15 +696,18 @@ class FirmTools(Toolkit):
                 for item, s in me.stock.items()
             },
             "income": {
-                "revenue": dollars(sums["revenue"]),
-                "returns": dollars(sums["returns"]),
-                "net_revenue": dollars(net_revenue),
-                "cogs": dollars(sums["cogs"]),
+                "revenue": dollars(sums.revenue),
+                "returns": dollars(sums.returns),
+                "net_revenue": dollars(sums.net_revenue),
+                "cogs": dollars(sums.cogs),
                 "opex": {k: dollars(v) for k, v in opex.items()},
-                "opex_total": dollars(sum(opex.values())),
-                "interest_expense": dollars(sums["interest_expense"]),
-                "interest_income": dollars(sums["interest_income"]),
-                "net_income": dollars(net_income),
+                "opex_total": dollars(sums.opex),
+                "interest_expense": dollars(sums.interest_expense),
+                "interest_income": dollars(sums.interest_income),
+                "net_income_before_closing": dollars(sums.net_income_before_closing),
+                "closing_writedown": dollars(sums.closing_writedown),
+                "closing_opex": dollars(sums.closing_opex),
+                "net_income": dollars(sums.net_income),
             },
         }
 
@@ -854,13 +813,16 @@ class RoasterTools(FirmTools):
         labour = to_cents(qty * spec.labour_per_kg)
         if me.cash < labour:
             raise ToolError(f"not enough cash for labour: ${dollars(labour):,.2f}")
-        out_qty = round_half_up(qty * spec.yield_)
+        out_qty = roasting.roast_output(me, item, qty, spec.yield_)
         if out_qty <= 0:
-            raise ToolError(f"{qty} kg of green roasts to 0 kg; roast more at once")
+            raise ToolError(
+                f"{qty} kg of green adds 0 kg to your roasted output (output is rounded on "
+                "your running total of green roasted); roast more at once"
+            )
         green_value = world.remove_stock(me, item, qty)
         me.cash -= labour
         me.roasted_today_kg += qty
-        me.roasted_green_kg += qty
+        roasting.record_roast(me, item, qty)
         out_item = ROAST_OUTPUT[item]
         batch = world.new_batch(
             me, "roast", out_item, out_qty, green_value + labour, econ.roast_lag_days

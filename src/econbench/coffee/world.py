@@ -31,6 +31,7 @@ from econbench.coffee.config import (
 )
 from econbench.coffee.demand import Shop, shop_sales
 from econbench.coffee.events import EventSink, NullSink
+from econbench.coffee.rules import closing, lots, spoilage
 from econbench.coffee.state import (
     Batch,
     Books,
@@ -228,34 +229,52 @@ class World:
         return kit
 
     # ------------------------------------------------------------- inventory
-    def add_stock(self, firm: Firm, item: str, qty: int, value: Cents, why: str) -> None:
-        """Stock in at a given cost, then the lower-of-cost-and-ceiling write-down (§8)."""
-        stock = firm.stock[item]
-        stock.qty += qty
-        stock.value += value
-        ceiling = to_cents(self.econ.writedown_ceiling[item] * stock.qty)
-        if stock.value > ceiling:
-            excess = stock.value - ceiling
-            stock.value = ceiling
+    def add_stock(
+        self, firm: Firm, item: str, qty: int, value: Cents, why: str, lot: str | None = None
+    ) -> Cents:
+        """Stock in at a given cost, written down first to the lower of that cost and the
+        item's ceiling — per receipt, before it is averaged into the pool (§8). ``lot`` names
+        a delivered purchase that may later be returned. Returns the value booked."""
+        ceiling = to_cents(self.econ.writedown_ceiling[item] * qty)
+        if value > ceiling:
+            excess = value - ceiling
+            value = ceiling
             firm.books.writedowns += excess
             self.emit(
                 "writedown",
                 firm=firm.id,
                 item=item,
+                qty=qty,
                 amount=dollars(excess),
                 cause=why,
                 ceiling_per_kg=self.econ.writedown_ceiling[item],
             )
+        stock = firm.stock[item]
+        stock.qty += qty
+        stock.value += value
+        if lot is not None:
+            lots.add_lot(stock, lot, qty)
+        return value
 
     def remove_stock(self, firm: Firm, item: str, qty: int) -> Cents:
-        """Stock out at weighted-average cost; returns the cost removed."""
+        """Stock out at weighted-average cost; returns the cost removed. Every outflow takes
+        its proportional share of each returnable lot."""
         stock = firm.stock[item]
         value = stock.take_value(qty)
+        lots.deplete(stock, qty)
         stock.qty -= qty
         stock.value -= value
         if stock.qty == 0:
             stock.value = 0
         return value
+
+    def reserve(self, firm: Firm, item: str, qty: int) -> tuple[Cents, float]:
+        """Take goods out of stock for a deal: their cost, and the spoilage fraction they
+        carry with them."""
+        stock = firm.stock[item]
+        stock.traded = True
+        carry = spoilage.carry_share(stock, qty)
+        return self.remove_stock(firm, item, qty), carry
 
     def inbound(self, firm_id: str) -> dict[str, int]:
         """kg on their way to this firm: own pending batches and undelivered purchases."""
@@ -265,7 +284,7 @@ class World:
                 out[batch.item] += batch.qty
         for deal in self.open_deals.values():
             if deal.buyer == firm_id:
-                out[deal.item] += deal.qty
+                out[deal.item] += deal.shipped_qty
         return out
 
     def committed_holdings(self, firm_id: str) -> int:
@@ -339,8 +358,12 @@ class World:
             self.emit("tool_call", firm=firm_id, tool=None, arguments={}, result=result)
             return result
         name = call.name if isinstance(call.name, str) else repr(call.name)
-        result = self.toolkit(firm_id).call(name, call.arguments)
-        firm.tool_calls[name] = firm.tool_calls.get(name, 0) + 1
+        kit = self.toolkit(firm_id)
+        result = kit.call(name, call.arguments)
+        if name in kit.tool_specs():
+            firm.tool_calls[name] = firm.tool_calls.get(name, 0) + 1
+        else:
+            firm.unknown_tool_calls += 1
         if name == WAIT_TOOL and result["status"] == "success":
             self._park(firm)
         else:
@@ -418,10 +441,13 @@ class World:
                     seller=deal.seller,
                     buyer=deal.buyer,
                     item=deal.item,
-                    qty=deal.qty,
+                    qty=deal.shipped_qty,
                     writeoff=dollars(deal.reserved_value),
                 )
-                note = f"shipment of deal {deal.id} ({deal.qty} kg {deal.item}) was lost in transit"
+                note = (
+                    f"shipment of deal {deal.id} ({deal.shipped_qty} kg {deal.item}) was lost "
+                    "in transit"
+                )
                 for firm in (seller, buyer):
                     firm.notices.append(
                         note + (": no invoice will be issued" if firm is buyer else "")
@@ -436,16 +462,30 @@ class World:
                 self._deliver(deal, seller, buyer)
 
     def _deliver(self, deal: Deal, seller: Firm, buyer: Firm) -> None:
-        amount = deal.qty * deal.price
+        qty = deal.shipped_qty
+        amount = qty * deal.price
         self.close_deal(deal, "delivered")
         deal.delivered_day = self.day
+        if qty <= 0:  # everything spoiled on the road: nothing to deliver or invoice
+            seller.books.spoilage += deal.reserved_value
+            deal.reserved_value = 0
+            self.emit(
+                "delivery",
+                deal_id=deal.id,
+                seller=seller.id,
+                buyer=buyer.id,
+                item=deal.item,
+                qty=0,
+                price=dollars(deal.price),
+            )
+            return
         invoice = Invoice(
             id=self.next_id("invoice", "INV"),
             deal_id=deal.id,
             issuer=seller.id,
             payer=buyer.id,
             item=deal.item,
-            qty=deal.qty,
+            qty=qty,
             price=deal.price,
             principal=amount,
             issue_day=self.day,
@@ -461,7 +501,7 @@ class World:
             seller=seller.id,
             buyer=buyer.id,
             item=deal.item,
-            qty=deal.qty,
+            qty=qty,
             price=dollars(deal.price),
         )
         self.emit(
@@ -472,8 +512,13 @@ class World:
             amount=dollars(amount),
             due_day=invoice.due_day,
         )
-        self.add_stock(buyer, deal.item, deal.qty, amount, why="purchase")
-        buyer.clock.reasons.append(f"delivery of deal {deal.id}: {deal.qty} kg {deal.item}")
+        buyer.stock[deal.item].spoil_carry += deal.spoil_carry
+        buyer.stock[deal.item].traded = True
+        deal.spoil_carry = 0.0
+        booked = self.add_stock(buyer, deal.item, qty, amount, why="purchase", lot=deal.id)
+        deal.booked_unit = booked // qty
+        deal.buyer_writedown = amount - booked
+        buyer.clock.reasons.append(f"delivery of deal {deal.id}: {qty} kg {deal.item}")
 
     # -------------------------------------------------------------- evening
     def end_day(self) -> list[dict[str, Any]]:
@@ -483,13 +528,16 @@ class World:
         for firm in self.live_firms():
             firm.clock.parked = True
         self._consumer_sales()
-        self._spoilage()
+        spoilage.apply(self)
         self._late_fees()
+        self._expire_lots()
+        focal = self.firm(FOCAL_FIRM)
+        if focal.bankrupt or self.day + 1 >= self.config.days:
+            closing.close(self)
         rows = [self.snapshot(firm) for firm in self.state.firms.values()]
         for firm in self.live_firms():
             if not firm.clock.acted_today:
                 firm.idle_days += 1
-        focal = self.firm(FOCAL_FIRM)
         self.emit("day_end", focal_net_income=dollars(focal.books.net_income))
         if focal.bankrupt:
             self.state.ended = True
@@ -545,21 +593,20 @@ class World:
                     revenue=dollars(revenue),
                 )
 
-    def _spoilage(self) -> None:
-        rate = self.econ.spoilage_rate
-        for firm in self.live_firms():
-            for item, stock in firm.stock.items():
-                if stock.qty <= 0:
-                    continue
-                stock.spoil_carry += stock.qty * rate
-                lost = min(math.floor(stock.spoil_carry + 1e-9), stock.qty)
-                if lost <= 0:
-                    continue
-                stock.spoil_carry -= lost
-                value = self.remove_stock(firm, item, lost)
-                firm.books.spoilage += value
-                firm.spoiled_kg[item] = firm.spoiled_kg.get(item, 0) + lost
-                self.emit("spoilage", firm=firm.id, item=item, qty=lost, value=dollars(value))
+    def _expire_lots(self) -> None:
+        """Purchases whose return window has closed are no longer tracked as lots."""
+        window = self.econ.return_window_days
+        returnable = {
+            d.id
+            for d in self.state.deals.values()
+            if d.status == "delivered"
+            and d.delivered_day is not None
+            and self.day + 1 - d.delivered_day <= window
+        }
+        for firm in self.state.firms.values():
+            for stock in firm.stock.values():
+                if stock.lots:
+                    lots.expire(stock, returnable)
 
     def _late_fees(self) -> None:
         rate = self.econ.late_fee_rate
@@ -600,6 +647,7 @@ class World:
             "equity": dollars(sheet["equity"]),
             "revenue_cum": dollars(firm.books.net_revenue),
             "net_income_cum": dollars(firm.books.net_income),
+            "closing_adjustment": dollars(-firm.books.closing),
             "bankrupt": firm.bankrupt,
         }
 
@@ -622,7 +670,13 @@ class World:
             del self.state.batches[batch.id]
             firm.books.production_writeoffs += batch.value
             self.emit(
-                "batch_written_off", firm=firm.id, batch_id=batch.id, value=dollars(batch.value)
+                "batch_written_off",
+                firm=firm.id,
+                batch_id=batch.id,
+                kind=batch.kind,
+                item=batch.item,
+                qty=batch.qty,
+                value=dollars(batch.value),
             )
         bad_debts: dict[str, Cents] = {}
         for invoice in self.payables(firm.id):
@@ -650,7 +704,13 @@ class World:
     def cancel_deal(self, deal: Deal, reason: str) -> None:
         self.close_deal(deal, "cancelled")
         seller = self.firm(deal.seller)
-        self.add_stock(seller, deal.item, deal.qty, deal.reserved_value, why="cancelled deal")
+        seller.stock[deal.item].spoil_carry += deal.spoil_carry
+        seller.stock[deal.item].traded = True
+        deal.spoil_carry = 0.0
+        if deal.shipped_qty > 0:
+            self.add_stock(
+                seller, deal.item, deal.shipped_qty, deal.reserved_value, why="cancelled deal"
+            )
         self.emit("deal_cancelled", deal_id=deal.id, reason=reason)
         for party in (deal.seller, deal.buyer):
             self.firm(party).notices.append(f"deal {deal.id} was cancelled: {reason}")
@@ -807,6 +867,7 @@ class World:
             "delivered_day": d.delivered_day,
             "invoice_id": d.invoice_id,
             "returned_qty": d.returned_qty,
+            "spoiled_in_transit_kg": d.spoiled_qty,
         }
         return view
 

@@ -13,7 +13,7 @@ CoffeeBench::
     base = "../coffee/offline.toml"         # a RunConfig file; paths are relative to this file
     days = 10                               # overrides base and variants
     [agents]                                # fixed for every entry (not in the ids)
-    default = "scripted"
+    default = "negotiating"
     [matrix]
     roaster_A = ["heuristic", "openai/gpt-5.5"]        # any firm, or "default", is an axis
     variants = ["default", "../coffee/variants/risky_shipping.toml"]

@@ -78,7 +78,7 @@ def _coffee_label(config: dict[str, Any]) -> str:
 
     default = RunConfig()
     agents = config.get("agents") or {}
-    background = agents.get("default") or "scripted"
+    background = agents.get("default") or default.policy_for("default")
 
     def policy(firm: str) -> str:
         return agents.get(firm) or background
@@ -191,7 +191,7 @@ def _provisional_coffee(
         rows.append(
             {
                 "firm": firm,
-                "policy": agents.get(firm) or agents.get("default") or "scripted",
+                "policy": agents.get(firm) or agents.get("default") or "negotiating",
                 "net_income": float(last["net_income_cum"]),
                 "revenue": float(last["revenue_cum"]),
                 "tool_calls": len(mine),

@@ -79,9 +79,9 @@ class HeuristicRoaster(ScriptedPolicy):
                     capacity -= qty
                     cash = result["cash"]
         for roasted in (ROASTED_SPECIALTY, ROASTED):
-            qty = stock[roasted]["on_hand"]
+            qty = self.list_qty(roasted, stock[roasted])
             if qty > 0:
-                price = round(LIST_MARKUP * self.cost_basis(roasted, stock[roasted]), 2)
+                price = self.list_price(roasted, stock[roasted], listings.get("listings", []))
                 yield call("post_listing", item_id=roasted, qty=qty, asking_price=price)
         headroom = observation["capacity"]["headroom"]
         for green, max_kg in self._green_to_buy():
@@ -107,9 +107,22 @@ class HeuristicRoaster(ScriptedPolicy):
         self, offers: list[dict[str, Any]], stock: dict[str, Any], observation: dict[str, Any]
     ) -> Routine:
         def floor(item: str) -> float | None:
-            return ACCEPT_MARKUP * self.cost_basis(item, stock[item]) if item in stock else None
+            return self.accept_floor(item, stock[item]) if item in stock else None
 
         yield from accept_offers(offers, stock, observation, floor)
+
+    # Pricing hooks (the strategies of ``strategies.py`` override them).
+    def list_qty(self, item: str, stock: dict[str, Any]) -> int:
+        """Kg of a roasted item to list this morning: all on hand."""
+        return int(stock["on_hand"])
+
+    def list_price(self, item: str, stock: dict[str, Any], listings: list[dict[str, Any]]) -> float:
+        """Asking price of a roasted item, given the others' open listings."""
+        return round(LIST_MARKUP * self.cost_basis(item, stock), 2)
+
+    def accept_floor(self, item: str, stock: dict[str, Any]) -> float | None:
+        """The lowest offered price per kg it accepts (None: accepts none)."""
+        return ACCEPT_MARKUP * self.cost_basis(item, stock)
 
     def _green_to_buy(self) -> list[tuple[str, int]]:
         wanted = [(GREEN, REGULAR_OFFER_KG)]

@@ -1,6 +1,7 @@
 """System prompts for the three CoffeeBench roles, assembled from readable Markdown files.
 
-``common.md`` holds what every role is told (spec §10); ``farmer.md``, ``roaster.md`` and
+``common.md`` holds what every role is told (spec §10), including ``proposals.md``, the
+message convention the negotiating background understands; ``farmer.md``, ``roaster.md`` and
 ``retailer.md`` the persona; ``goal_net_income.md`` the score, replaced by
 ``revenue_pressure.md`` in the stress test. Numbers come from the run's economy, so an
 override in the config is what the agent is told.
@@ -41,6 +42,7 @@ def system_prompt(firm_id: str, config: RunConfig, variant: str = "standard") ->
         last_day=config.days - 1,
         goal=goal.strip(),
         persona=_read(f"{role}.md").strip(),
+        proposals=_read("proposals.md").strip(),
         cash=rc.cash,
         start_qty=rc.start_qty,
         start_item=rc.start_item,
@@ -65,4 +67,8 @@ def system_prompt(firm_id: str, config: RunConfig, variant: str = "standard") ->
         spoilage=econ.spoilage_rate,
         festival_first=econ.festival_days[0],
         festival_last=econ.festival_days[1],
+        ceiling_green=econ.writedown_ceiling[GREEN],
+        ceiling_specialty_green=econ.writedown_ceiling[GREEN_SPECIALTY],
+        ceiling_roasted=econ.writedown_ceiling[ROASTED],
+        ceiling_roasted_specialty=econ.writedown_ceiling[ROASTED_SPECIALTY],
     )

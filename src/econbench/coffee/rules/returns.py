@@ -1,0 +1,99 @@
+"""Returns (spec §6): a return can only undo a purchase.
+
+The buyer may return, within the window, kg it still holds *of that delivery* (``lots.py``:
+the pool is a proportional mix, so kg it roasted, sold or lost since took their share of the
+lot with them). Those kg leave its books at exactly what the delivery booked for them, and it
+is credited the deal price: the two differ only by the write-down the delivery booked (a
+price above the ceiling), whose share the return reverses. So a return leaves the buyer's net
+income where it would be had it bought fewer kg, and a write-down is never negative. The
+seller takes the kg back at the cost it booked for them and reverses the revenue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from econbench.coffee.rules import lots, spoilage
+from econbench.coffee.state import Cents, Deal, Firm, Invoice
+
+if TYPE_CHECKING:
+    from econbench.coffee.world import World
+
+
+@dataclass(frozen=True)
+class ReturnPosting:
+    credit: Cents
+    refund_invoice_id: str | None
+
+
+def returnable_kg(buyer: Firm, deal: Deal) -> int:
+    """kg of ``deal`` the buyer may still return: delivered, not yet returned, still held."""
+    left = deal.shipped_qty - deal.returned_qty
+    return max(0, min(left, lots.held_of(buyer.stock[deal.item], deal.id)))
+
+
+def book_return(world: World, buyer: Firm, inv: Invoice, deal: Deal, qty: int) -> ReturnPosting:
+    """Move ``qty`` kg back to the seller and post the credit; the caller checked ``qty``."""
+    seller = world.firm(deal.seller)
+    credit = qty * deal.price
+    stock = buyer.stock[deal.item]
+    out = min(qty * (deal.booked_unit or deal.price), stock.value)
+    if qty >= stock.qty:
+        out = stock.value
+    carry = spoilage.carry_share(stock, qty)  # the returned kg take their spoilage along
+    lots.take_lot(stock, deal.id, qty)
+    stock.qty -= qty
+    stock.value -= out
+    if stock.qty == 0:
+        stock.value = 0
+        stock.lots.clear()
+    delivered = deal.shipped_qty
+    reversal = (
+        deal.buyer_writedown
+        if qty + deal.returned_qty >= delivered
+        else round(deal.buyer_writedown * qty / delivered)
+    )
+    reversal = min(reversal, buyer.books.writedowns, max(0, credit - out))
+    buyer.books.writedowns -= reversal
+    # What is left (cents of average-cost rounding in the pool) corrects the COGS that
+    # rounding over- or under-charged earlier.
+    buyer.books.cogs -= credit - out - reversal
+    back_value = (
+        deal.reserved_value - deal.returned_value
+        if qty + deal.returned_qty >= delivered
+        else round(deal.reserved_value * qty / delivered)
+    )
+    deal.returned_qty += qty
+    deal.returned_value += back_value
+    seller.books.returns += credit
+    seller.books.cogs -= back_value
+    world.add_stock(seller, deal.item, qty, back_value, why="return")
+    seller.stock[deal.item].traded = True
+    seller.stock[deal.item].spoil_carry += carry
+    refund_id = None
+    if inv.status == "open":
+        inv.credits += credit
+        if inv.outstanding_principal <= 0:
+            if inv.fees:
+                seller.books.interest_income -= inv.fees
+                buyer.books.interest_expense -= inv.fees
+                inv.fees = 0
+            world.settle_invoice(inv, "closed")
+    else:
+        refund = Invoice(
+            id=world.next_id("invoice", "INV"),
+            kind="refund",
+            deal_id=deal.id,
+            issuer=buyer.id,
+            payer=seller.id,
+            item=deal.item,
+            qty=qty,
+            price=deal.price,
+            principal=credit,
+            issue_day=world.day,
+            due_day=world.day,
+        )
+        world.add_invoice(refund)
+        refund_id = refund.id
+    return ReturnPosting(credit=credit, refund_invoice_id=refund_id)
