@@ -53,7 +53,9 @@ class Chatty(ScriptedPolicy):
 
 
 def coffee_run(out: Path, seed: int, roaster: str, **kw: Any) -> Path:
-    config = RunConfig(seed=seed, days=DAYS, agents={"default": "negotiating", "roaster_A": roaster})
+    config = RunConfig(
+        seed=seed, days=DAYS, agents={"default": "negotiating", "roaster_A": roaster}
+    )
     run_to_dir(config, out, **kw)
     return out
 
