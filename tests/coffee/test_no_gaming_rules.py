@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 
 from conftest import make_world
+from test_mechanics import call, next_day, sell
 from typer.testing import CliRunner
 
 from econbench.agents.tools import ToolCall
 from econbench.coffee.cli import app
-from econbench.coffee.config import EconomyConfig, RoleConfig, RunConfig
+from econbench.coffee.config import EconomyConfig, RunConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.metrics import run_summary
 from econbench.coffee.rules.closing import economy_unit_cost
@@ -25,12 +26,6 @@ GREEN, ROASTED = "green_coffee_kg", "roasted_coffee_kg"
 SAFE = {"ship_loss_prob": 0.0, "ship_delay_prob": 0.0}
 
 
-def call(world: World, firm: str, name: str, **args):
-    result = world.toolkit(firm).call(name, args)
-    assert result["status"] == "success", result
-    return result
-
-
 def fails(world: World, firm: str, name: str, **args) -> str:
     before = world.state.model_dump_json()
     result = world.toolkit(firm).call(name, args)
@@ -39,23 +34,10 @@ def fails(world: World, firm: str, name: str, **args) -> str:
     return result["error"]
 
 
-def next_day(world: World) -> None:
-    world.end_day()
-    world.start_day()
-
-
-def sell(world: World, seller: str, buyer: str, item: str, qty: int, price: float, terms=30):
-    listing = call(world, seller, "post_listing", item_id=item, qty=qty, asking_price=price)
-    offer = call(
-        world,
-        buyer,
-        "make_offer",
-        listing_id=listing["listing"]["listing_id"],
-        offered_price=price,
-        qty=qty,
-        payment_terms_days=terms,
-    )
-    return call(world, seller, "accept_offer", offer_id=offer["offer"]["offer_id"])["deal"]
+def short_of_cash(role: str, cash: float) -> EconomyConfig:
+    """The default economy with one role's firms starting on ``cash`` dollars."""
+    econ = EconomyConfig()
+    return econ.model_copy(update={role: econ.role(role).model_copy(update={"cash": cash})})
 
 
 def invoice_of(world: World, deal_id: str) -> str:
@@ -232,16 +214,7 @@ def test_the_passive_floor_is_unchanged() -> None:
 
 
 def test_leaving_the_market_or_ending_the_run_early_saves_no_fixed_costs() -> None:
-    econ = EconomyConfig(
-        farmer=RoleConfig(
-            cash=50.0,
-            start_item=GREEN,
-            start_qty=60,
-            start_unit_cost=2.0,
-            inventory_cap=120,
-            opex_per_day=25,
-        )
-    )
+    econ = short_of_cash("farmer", 50.0)
     world = CoffeeRun(RunConfig(days=10, agents={"default": "passive"}, economy=econ)).run()
     farmer = world.firm("farmer_A")
     assert farmer.bankrupt and farmer.bankrupt_day == 2
@@ -251,16 +224,7 @@ def test_leaving_the_market_or_ending_the_run_early_saves_no_fixed_costs() -> No
 
 
 def test_the_evaluated_firm_going_bankrupt_charges_everyone_the_rest_of_the_horizon() -> None:
-    econ = EconomyConfig(
-        roaster=RoleConfig(
-            cash=40.0,
-            start_item=ROASTED,
-            start_qty=30,
-            start_unit_cost=5.88,
-            inventory_cap=120,
-            opex_per_day=30,
-        )
-    )
+    econ = short_of_cash("roaster", 40.0)
     world = CoffeeRun(RunConfig(days=20, agents={"default": "passive"}, economy=econ)).run()
     assert world.state.ended and world.day == 2  # roaster_A failed on day 1's opex
     assert world.firm("retailer_A").books.closing_opex == 18 * 5000
@@ -348,16 +312,7 @@ def test_unknown_tools_are_counted_apart_from_real_ones() -> None:
 
 
 def test_a_written_off_batch_says_what_and_how_much() -> None:
-    econ = EconomyConfig(
-        farmer=RoleConfig(
-            cash=50.0,
-            start_item=GREEN,
-            start_qty=60,
-            start_unit_cost=2.0,
-            inventory_cap=120,
-            opex_per_day=25,
-        )
-    )
+    econ = short_of_cash("farmer", 50.0)
     sink = MemorySink()
     world = World(RunConfig(days=5, economy=econ), sink=sink)
     world.start_day()

@@ -143,7 +143,13 @@ class FirmTools(Toolkit):
                 self.world.firm(offer.buyer).notices.append(
                     f"offer {offer.id} on listing {listing_id} was rejected: {why}"
                 )
-                self.world.emit("offer_rejected", offer_id=offer.id, reason=why)
+                self.world.emit(
+                    "offer_rejected",
+                    offer_id=offer.id,
+                    buyer=offer.buyer,
+                    seller=offer.seller,
+                    reason=why,
+                )
 
     @tool("read")
     def view_listings(self, item_id: str | None = None, only_others: bool = True) -> dict[str, Any]:

@@ -456,7 +456,15 @@ class World:
             elif outcome == "delayed":
                 deal.status = "delayed"
                 deal.ship_day = self.day + 1
-                self.emit("shipment_delayed", deal_id=deal.id, seller=deal.seller, buyer=deal.buyer)
+                self.emit(
+                    "shipment_delayed",
+                    deal_id=deal.id,
+                    seller=deal.seller,
+                    buyer=deal.buyer,
+                    item=deal.item,
+                    qty=deal.shipped_qty,
+                    new_delivery_day=deal.ship_day,
+                )
                 buyer.notices.append(f"delivery of deal {deal.id} is delayed by a day")
             else:
                 self._deliver(deal, seller, buyer)
@@ -711,7 +719,15 @@ class World:
             self.add_stock(
                 seller, deal.item, deal.shipped_qty, deal.reserved_value, why="cancelled deal"
             )
-        self.emit("deal_cancelled", deal_id=deal.id, reason=reason)
+        self.emit(
+            "deal_cancelled",
+            deal_id=deal.id,
+            seller=deal.seller,
+            buyer=deal.buyer,
+            item=deal.item,
+            qty=deal.shipped_qty,
+            reason=reason,
+        )
         for party in (deal.seller, deal.buyer):
             self.firm(party).notices.append(f"deal {deal.id} was cancelled: {reason}")
 

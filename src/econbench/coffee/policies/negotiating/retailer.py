@@ -21,6 +21,7 @@ from econbench.coffee.policies.common import call
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.buying import Buyer
 from econbench.coffee.policies.negotiating.valuations import RESERVATION_PRICE, retailer_values
+from econbench.coffee.policies.retailer import ScriptedRetailer
 
 DEFAULT_DAILY_SALES = {ROASTED: 20.0, ROASTED_SPECIALTY: 4.0}
 FESTIVAL = (40, 53)
@@ -100,14 +101,4 @@ class NegotiatingRetailer(Buyer, NegotiatingFirm):
             need = max(0, need, standing)
             yield from self.answer_sell(sender, proposal, need, observation, budget)
 
-    @staticmethod
-    def _daily_sales(rows: list[dict[str, Any]], day: int) -> dict[str, float]:
-        days = min(3, day)
-        out = dict(DEFAULT_DAILY_SALES)
-        if days <= 0:
-            return out
-        for item in out:
-            total = sum(r["qty"] for r in rows if r["item_id"] == item and r["day"] >= day - days)
-            if total > 0:
-                out[item] = max(total / days, DEFAULT_DAILY_SALES[item] / 2)
-        return out
+    _daily_sales = staticmethod(ScriptedRetailer._daily_sales)
