@@ -173,3 +173,34 @@ def test_bad_input_exits_2_and_writes_nothing(
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert message in lines[0]
     assert not out.exists()
+
+
+def test_sweep_plays_the_same_streams_in_every_budget_by_default(tmp_path: Path) -> None:
+    base = ["allo", "sweep", "--framings", "r0", "--policies", "eager", "--costs", "0"]
+    args = [*base, "--budgets", "1,5", "--episodes", "2"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "fixed")])
+    assert result.exit_code == 0, result.output
+    streams = {
+        b: [json.loads(x)["stream"] for x in (tmp_path / "fixed" / f"r0-eager-k0-b{b}" /
+            "episodes.jsonl").read_text().splitlines()]
+        for b in (1, 5)
+    }  # fmt: skip
+    assert [s["classes"] for s in streams[1]] == [s["classes"] for s in streams[5]]
+    assert {(s["generator"], s["draw_budget"]) for s in streams[1] + streams[5]} == {("paper", 3)}
+    result = runner.invoke(
+        app, [*args, "--streams", "numpy", "--stream-budget", "cell", "--out", str(tmp_path / "c")]
+    )
+    assert result.exit_code == 0, result.output
+    cells = sorted(p.name for p in (tmp_path / "c").iterdir() if p.is_dir())
+    assert cells == ["r0-eager-k0-b1-numpy-cellstreams", "r0-eager-k0-b5-numpy-cellstreams"]
+    record = json.loads((tmp_path / "c" / cells[0] / "episodes.jsonl").read_text().splitlines()[0])
+    assert (record["stream"]["generator"], record["stream"]["draw_budget"]) == ("numpy", 1)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--streams", "torch"), ("--stream-budget", "per-b")])
+def test_bad_stream_options_are_refused(tmp_path: Path, flag: str, value: str) -> None:
+    args = ["allo", "run", "--framing", "r0", "--policy", "eager", "--episodes", "1"]
+    result = runner.invoke(app, [*args, flag, value, "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert flag in result.output
+    assert not (tmp_path / "x" / "episodes.jsonl").exists()

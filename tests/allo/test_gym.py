@@ -55,8 +55,8 @@ def test_keep_reward_is_what_the_build_collects() -> None:
     assert reward == stream.counts()[c] - 2.0
 
 
-def test_r0_text_describes_the_turn() -> None:
-    env = gym.make("AlloBench-R0-v0", cost=5.0)
+def test_counting_r0_text_describes_the_turn() -> None:
+    env = gym.make("AlloBench-R0-Counting-v0", cost=5.0)
     obs, _ = env.reset(seed=2000)
     stream = generate_stream(2000)
     colour = colour_name(stream.classes[0])
@@ -64,6 +64,49 @@ def test_r0_text_describes_the_turn() -> None:
     assert "3 keeps left" in obs and "costs 5 points" in obs and "not kept yet" in obs
     obs, *_ = env.step(1)
     assert "2 keeps left" in obs and f"Kept colours: {colour}." in obs
+
+
+def _evaluation_user_turns(seed: int, cost: float, keep_first: int) -> tuple[str, list[str]]:
+    """The system prompt and user turns the runner sends for a scripted KEEP/PASS play."""
+    from econbench.allo.actors import Reply
+    from econbench.allo.framings import get_framing
+    from econbench.allo.runner import play_episode as play_cell_episode
+
+    seen: list[str] = []
+    system: list[str] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def start(self, system_prompt, tools, max_tokens) -> None:
+            system.append(system_prompt)
+
+        def respond(self, inputs):
+            seen.append("\n".join(i.text for i in inputs))
+            word = "KEEP" if len(seen) <= keep_first else "PASS"
+            return Reply(text=f"DECISION: {word}")
+
+    play_cell_episode(
+        get_framing("r0"), lambda info: Recorder(), generate_stream(seed), cost=cost, budget=3
+    )
+    return system[0], seen
+
+
+def test_r0_env_shows_exactly_what_the_evaluation_shows() -> None:
+    """The default R0 env is the benchmark's observation: same system prompt, same user
+    turns (notices of automatic turns included), no sighting counts."""
+    system, turns = _evaluation_user_turns(2000, 5.0, keep_first=2)
+    env = gym.make("AlloBench-R0-v0", cost=5.0)
+    obs, info = env.reset(seed=2000)
+    assert info["system_prompt"] == system
+    got = [obs]
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(1 if len(got) <= 2 else 0)
+        if not done:
+            got.append(obs)
+    assert got == turns
+    assert not any("so far" in t or "times" in t for t in got)
 
 
 def test_features_and_seeding() -> None:

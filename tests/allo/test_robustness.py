@@ -11,7 +11,7 @@ from econbench.agents.tools import ToolCall
 from econbench.allo.actors import FunctionActor, Reply, ToolResult
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.code import check_solver_code, strip_fences
-from econbench.allo.runner import play_episode
+from econbench.allo.runner import CellSpec, play_episode
 from econbench.allo.stream import StreamConfig, generate_stream
 from econbench.allo.vector import VectorFeaturesGame
 from econbench.cli import app
@@ -57,12 +57,20 @@ def test_non_finite_run_script_inputs_are_an_error_result() -> None:
 
 
 @pytest.mark.parametrize("budget", [1, 5])
-def test_envs_play_the_runners_stream_for_the_same_budget(budget: int) -> None:
-    expected = generate_stream(2000, StreamConfig(budget=budget))
-    env = gym.make("AlloBench-Features-v0", budget=budget)
+@pytest.mark.parametrize("stream_budget", ["fixed", "cell"])
+def test_envs_play_the_runners_stream_for_the_same_budget(budget: int, stream_budget: str) -> None:
+    # The streams follow the paper's protocol by default: the B = 3 stream of a seed in every
+    # cell ("fixed"); "cell" draws them with the cell's B (the old rule). Envs and runner agree.
+    cell = CellSpec(framing="r0", policy="eager", budget=budget, stream_budget=stream_budget)  # type: ignore[arg-type]
+    expected = generate_stream(2000, cell.stream_config)
+    if stream_budget == "fixed":
+        assert expected == generate_stream(2000, StreamConfig())
+    else:
+        assert expected == generate_stream(2000, StreamConfig(budget=budget))
+    env = gym.make("AlloBench-Features-v0", budget=budget, stream_budget=stream_budget)
     env.reset(seed=2000)
     assert env.unwrapped.stream.classes == expected.classes
-    game = VectorFeaturesGame(budget=budget)
+    game = VectorFeaturesGame(budget=budget, stream_budget=stream_budget)  # type: ignore[arg-type]
     game.reset([2000])
     assert game.streams[0].classes == expected.classes
 

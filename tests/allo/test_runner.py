@@ -23,7 +23,7 @@ from econbench.allo.framings import get_framing
 from econbench.allo.framings.build import BuildFraming
 from econbench.allo.policies import make_policy
 from econbench.allo.policies import play_episode as play_bare
-from econbench.allo.runner import CellSpec, play_episode, run_cell, safe_name
+from econbench.allo.runner import CellSpec, play_episode, run_cell, safe_name, spec_from_config
 from econbench.allo.sandbox import Sandbox
 from econbench.allo.stream import Stream, StreamConfig, generate_stream
 
@@ -261,8 +261,52 @@ def test_run_cell_writes_summary_and_config(tmp_path: Path) -> None:
     assert config["seeds"] == [2000, 2001]
     assert "costs 10 points" in config["system_prompt"]
     assert [t["function"]["name"] for t in config["tools"]] == ["claim_solver", "skip_solver"]
-    assert config["stream_config"]["budget"] == 1
+    # The stream is drawn with B = 3 whatever the cell's B (the paper's protocol, the default
+    # since issue 11); the old per-B rule is stream_budget="cell".
+    assert config["stream_config"]["budget"] == 3
+    assert config["stream_config"]["generator"] == "paper"
+    assert config["stream_budget"] == "fixed"
     assert spec.slug() == "r1-wait-2-k10-b1"
+    records = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert [r["stream"]["generator"] for r in records] == ["paper", "paper"]
+    assert [r["stream"]["draw_budget"] for r in records] == [3, 3]
+    assert records[0]["stream"]["classes"] == list(generate_stream(2000).classes)
+    assert spec_from_config(config).to_dict() == spec.to_dict()
+
+
+def test_stream_choices_are_named_options(tmp_path: Path) -> None:
+    spec = CellSpec(
+        framing="r0",
+        policy="eager",
+        seeds=(2000,),
+        budget=1,
+        config=StreamConfig(generator="numpy"),
+        stream_budget="cell",
+    )
+    run_cell(spec, tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["stream_config"]["budget"] == 1
+    assert config["stream_config"]["generator"] == "numpy"
+    assert config["stream_budget"] == "cell"
+    assert spec.slug() == "r0-eager-k0-b1-numpy-cellstreams"
+    assert spec_from_config(config).to_dict() == spec.to_dict()
+    record = json.loads((tmp_path / "episodes.jsonl").read_text())
+    assert record["stream"]["generator"] == "numpy" and record["stream"]["draw_budget"] == 1
+    numpy_b1 = generate_stream(2000, StreamConfig(generator="numpy", budget=1))
+    assert record["stream"]["classes"] == list(numpy_b1.classes)
+    with pytest.raises(ValueError, match="stream budget"):
+        CellSpec(framing="r0", policy="eager", stream_budget="per-b").validate()  # type: ignore[arg-type]
+
+
+def test_a_config_written_before_the_stream_choices_reads_as_numpy_per_budget() -> None:
+    legacy = CellSpec(framing="r0", policy="eager", budget=5).to_dict()
+    del legacy["stream_budget"]
+    legacy["stream_config"] = {
+        k: v for k, v in StreamConfig(budget=5).model_dump().items() if k != "generator"
+    }
+    spec = spec_from_config(legacy)
+    assert spec.stream_budget == "cell" and spec.config.generator == "numpy"
+    assert spec.stream_config == StreamConfig(budget=5, generator="numpy")
 
 
 def test_safe_name() -> None:

@@ -189,6 +189,29 @@ def test_allo_seeds_default_to_the_papers(tmp_path) -> None:
     assert spec.seeds == tuple(range(2000, 2024))
 
 
+def test_allo_streams_default_to_the_papers_fixed_streams(tmp_path) -> None:
+    text = 'name = "k"\nbenchmark = "allo"\n[matrix]\nframings = ["r0"]\npolicies = ["eager"]\n'
+    path = write(tmp_path / "a.toml", text + "budgets = [1, 5]\n")
+    specs = [cell_of(e)[0] for e in load_plan(path).entries]
+    assert [s.stream_budget for s in specs] == ["fixed", "fixed"]
+    assert all(s.config.generator == "paper" for s in specs)
+    assert {s.stream_config.budget for s in specs} == {3}  # one stream per seed for every B
+    other = write(
+        tmp_path / "b.toml",
+        'name = "k"\nbenchmark = "allo"\nstreams = "numpy"\nstream_budget = "cell"\n'
+        '[matrix]\nframings = ["r0"]\npolicies = ["eager"]\nbudgets = [1, 5]\n',
+    )
+    entries = load_plan(other).entries
+    specs = [cell_of(e)[0] for e in entries]
+    assert [s.stream_config.budget for s in specs] == [1, 5]
+    assert all(s.config.generator == "numpy" and s.stream_budget == "cell" for s in specs)
+    assert [e.id for e in entries] == [s.slug() for s in specs]
+    assert entries[0].id == "r0-eager-k0-b1-numpy-cellstreams"
+    bad = write(tmp_path / "c.toml", text.replace('"k"\n', '"k"\nstreams = "torch"\n', 1))
+    with pytest.raises(ExperimentError):
+        load_plan(bad)
+
+
 def test_the_example_experiments_load() -> None:
     counts = {
         "coffee_smoke.toml": 8,

@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from econbench.agents.policy import Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall
+from econbench.allo.game import EpisodeResult
+from econbench.allo.metrics import summarize
 from econbench.allo.runner import CellSpec, run_cell
 from econbench.cli import app
 from econbench.coffee.config import RunConfig
@@ -240,21 +242,40 @@ def test_kappa_table_from_a_small_sweep(allo_root: Path, tmp_path: Path) -> None
     kappa = kappa_table(report.cells)
     assert kappa is not None
     shown = kappa.display
-    assert list(shown.columns) == ["framing", "policy", "B", "K=0", "K=10"]
-    assert list(shown["policy"]) == ["eager", "wait:2"]
+    assert list(shown.columns) == [
+        "framing", "policy", "B", "K", "hazard", "net", "optimum", "regret",
+        "score", "first sight", "budget use", "zero-commit", "n",
+    ]  # fmt: skip
+    assert list(shown["policy"]) == ["eager", "eager", "wait:2", "wait:2"]
+    assert list(shown["K"]) == ["0", "10", "0", "10"]
     data = kappa.data
     for policy in ("eager", "wait:2"):
         for cost in (0, 10):
             spec = CellSpec("r0", policy, cost=float(cost), budget=3)
-            summary = json.loads((allo_root / spec.slug() / "summary.json").read_text())
+            cell_dir = allo_root / spec.slug()
+            summary = json.loads((cell_dir / "summary.json").read_text())
+            records = [json.loads(line) for line in (cell_dir / "episodes.jsonl").open()]
+            results = [EpisodeResult.from_dict(r["result"]) for r in records]
+            paper = summarize(results, n_boot=0, records=records)
             row = data[(data["policy"] == policy) & (data["cost"] == cost)].iloc[0]
             assert row["score"] == pytest.approx(summary["score"])
             assert row["first_sight_rate"] == pytest.approx(summary["first_sight_rate"])
             assert row["episodes"] == 6
-            cell = shown[shown["policy"] == policy].iloc[0][f"K={cost}"]
-            assert cell.startswith(f"{summary['score']:.3f} ± ")
+            for key in ("net_mean", "net_optimum_mean", "regret_mean", "zero_commit_incidence"):
+                assert row[key] == pytest.approx(summary[key])
+            assert row["regret_se"] == pytest.approx(summary["regret_se"])
+            assert row["budget_utilisation"] == pytest.approx(summary["budget_utilisation"])
+            assert row["first_sight_hazard"] == pytest.approx(paper["first_sight_hazard"])
+            assert row["first_sight_eligible"] == paper["first_sight_eligible"]
+            shown_row = shown[(shown["policy"] == policy) & (shown["K"] == str(cost))].iloc[0]
+            assert shown_row["score"].startswith(f"{summary['score']:.3f} ± ")
+            assert shown_row["hazard"] == f"{100 * paper['first_sight_hazard']:.0f} %"
+            assert shown_row["net"].startswith(f"{summary['net_mean']:.1f} ± ")
+            assert shown_row["regret"].startswith(f"{summary['regret_mean']:.1f} ± ")
+            assert shown_row["optimum"] == f"{summary['net_optimum_mean']:.1f}"
     eager = data[data["policy"] == "eager"]
     assert list(eager["first_sight_rate"]) == [1.0, 1.0]
+    assert list(eager["first_sight_hazard"]) == [1.0, 1.0]  # eager keeps every first sight
     paper = next(t for t in report.tables if t.name == "ladder_paper")
     assert paper.data.set_index("model").loc["Claude Opus 4.8", "r2"] == 92
 

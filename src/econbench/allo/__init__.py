@@ -1,6 +1,7 @@
 """AlloBench: online tool allocation under a build budget.
 
-Importing the package registers the Gymnasium environments ``AlloBench-R0-v0`` (text) and
+Importing the package registers the Gymnasium environments ``AlloBench-R0-v0`` (the
+evaluation's R0 text), ``AlloBench-R0-Counting-v0`` (a text that states sighting counts) and
 ``AlloBench-Features-v0`` (numeric features); the env modules themselves load lazily on
 ``gymnasium.make``.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 GYM_ENV_IDS: dict[str, str] = {
     "AlloBench-R0-v0": "econbench.allo.gym_env:AlloR0Env",
+    "AlloBench-R0-Counting-v0": "econbench.allo.gym_env:AlloR0CountingEnv",
     "AlloBench-Features-v0": "econbench.allo.gym_env:AlloFeaturesEnv",
 }
 

@@ -3,6 +3,11 @@
 Both go through :func:`econbench.allo.runner.run_cell`, so a sweep cell and a ``run`` with the
 same settings write identical files. Every setting is checked before anything runs or is
 written; a bad one is a one-line ``error: …`` on stderr and exit code 2.
+
+Streams: ``--streams paper`` (default: the paper's generator, so seeds 2000–2023 are its 24
+episodes) or ``numpy`` (econbench's earlier generator); ``--stream-budget fixed`` (default: the
+paper's protocol, every (B, K) cell plays the B = 3 stream of each seed) or ``cell`` (each
+cell's streams drawn with its own B, so the trap-early window follows B).
 """
 
 from __future__ import annotations
@@ -26,7 +31,12 @@ from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.runner import CellSpec, CellStopped, Episode, make_factory, run_cell
-from econbench.allo.stream import seeds_from_options
+from econbench.allo.stream import (
+    GENERATORS,
+    STREAM_BUDGETS,
+    StreamConfig,
+    seeds_from_options,
+)
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
 
@@ -67,8 +77,36 @@ CacheOption = Annotated[
 ]
 
 
+StreamsOption = Annotated[
+    str,
+    typer.Option(
+        help="Stream generator: paper (the paper's random.Random streams) or numpy "
+        "(econbench's earlier generator)."
+    ),
+]
+StreamBudgetOption = Annotated[
+    str,
+    typer.Option(
+        help="Budget that draws the streams: fixed (B = 3 for every cell, the paper's "
+        "protocol) or cell (each cell's own B)."
+    ),
+]
+
+
 class UsageError(Exception):
     """A bad command-line setting (reported in one line, exit code 2)."""
+
+
+def _stream_options(streams: str, stream_budget: str) -> tuple[StreamConfig, Any]:
+    """The ``CellSpec.config`` and ``stream_budget`` of ``--streams`` / ``--stream-budget``."""
+    gen, budget_mode = streams.strip().lower(), stream_budget.strip().lower()
+    if gen not in GENERATORS:
+        raise UsageError(f"unknown --streams {streams!r}; choose one of {', '.join(GENERATORS)}")
+    if budget_mode not in STREAM_BUDGETS:
+        raise UsageError(
+            f"unknown --stream-budget {stream_budget!r}; choose one of {', '.join(STREAM_BUDGETS)}"
+        )
+    return StreamConfig(generator=gen), budget_mode  # type: ignore[arg-type]
 
 
 def _fail(message: str) -> None:
@@ -306,6 +344,8 @@ def run(
     out: Annotated[
         Path | None, typer.Option(help="Output directory (default runs/allo/<cell>).")
     ] = None,
+    streams: StreamsOption = "paper",
+    stream_budget: StreamBudgetOption = "fixed",
     config: ModelsFileOption = None,
     cache: CacheOption = None,
 ) -> None:
@@ -313,6 +353,7 @@ def run(
     try:
         cache_path = _cache(cache)
         models = _models(config)
+        stream_config, budget_mode = _stream_options(streams, stream_budget)
         spec = CellSpec(
             framing=framing.lower(),
             policy=policy,
@@ -320,6 +361,8 @@ def run(
             cost=cost,
             budget=budget,
             skin=skin,
+            config=stream_config,
+            stream_budget=budget_mode,
         )
         factory = _check(spec, models)
         target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
@@ -342,13 +385,19 @@ def sweep(
     seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
     skin: Annotated[str, typer.Option(help="R0 skin for r0 cells.")] = "default",
     out: Annotated[Path, typer.Option(help="Output directory.")] = DEFAULT_OUT / "sweep",
+    streams: StreamsOption = "paper",
+    stream_budget: StreamBudgetOption = "fixed",
     config: ModelsFileOption = None,
     cache: CacheOption = None,
 ) -> None:
-    """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv."""
+    """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv.
+
+    By default every cell plays the same streams (drawn with B = 3, the paper's protocol);
+    ``--stream-budget cell`` draws each cell's streams with its own B."""
     try:
         cache_path = _cache(cache)
         models = _models(config)
+        stream_config, budget_mode = _stream_options(streams, stream_budget)
         run_seeds = _seeds(episodes, seeds, seed)
         specs = [
             CellSpec(
@@ -358,6 +407,8 @@ def sweep(
                 cost=_number(k, "cost", float),
                 budget=_number(b, "budget", int),
                 skin=skin if f.lower() == "r0" else "default",
+                config=stream_config,
+                stream_budget=budget_mode,
             )
             for f in _split(framings, "framing")
             for p in _split(policies, "policy")

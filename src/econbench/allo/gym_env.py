@@ -1,5 +1,9 @@
 """Gymnasium environments for post-training (spec §6): R0 text and numeric features.
 
+``AlloBench-R0-v0`` shows the evaluation's own R0 text (system prompt in ``info`` at reset;
+each observation the user turn the runner sends); ``AlloBench-R0-Counting-v0`` is an easier
+text that states sighting counts, which the evaluation never does.
+
 Both envs step only at decisions: turns whose class already has a tool are resolved
 automatically between decisions, and when the budget is spent the rest of the stream is scored
 and the episode terminates. Action ``0`` = PASS, ``1`` = KEEP (COMMIT).
@@ -14,8 +18,15 @@ Reward (``reward_mode``), both summing to the episode's net utility (collected �
 ``reset(seed=s)`` plays the stream of seed ``s`` (so ``seed=2000`` is evaluation episode 2000);
 ``reset()`` without a seed draws the next stream seed from the env's ``np_random``;
 ``reset(options={"stream": stream})`` plays a given :class:`Stream`. Constructor keywords
-(``gymnasium.make(id, cost=…, budget=…, config=…)``): build charge K, budget B (default: the
-config's), and a :class:`StreamConfig` or a dict of its fields. B must be ≥ 1.
+(``gymnasium.make(id, cost=…, budget=…, config=…, stream_budget=…)``): build charge K, budget B
+(default: the config's), a :class:`StreamConfig` or a dict of its fields (its ``generator``:
+``"paper"``, the default, or ``"numpy"``), and ``stream_budget``. B must be ≥ 1.
+
+Streams (``stream_budget``): ``"fixed"`` (default, the paper's protocol and the runner's) draws
+the stream of a seed with the config's budget (3 unless set) whatever B is, so
+``reset(seed=2000)`` plays the paper's episode 2000 in every (B, K) cell; ``"cell"`` draws it
+with B (the trap-early window then follows B). The last feature's window W is the stream's
+trap-early window (``config.early_window`` of the stream played).
 
 Features (``AlloBench-Features-v0``, Box [0, 1]^6, float32):
 ``[t / T, budget_left / B, min(sighting, 10) / 10, unkept classes seen / N, min(K / T, 1),
@@ -32,7 +43,13 @@ import numpy as np
 from gymnasium import spaces
 
 from econbench.allo.game import EpisodeResult, Game, GameView
-from econbench.allo.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.stream import (
+    Stream,
+    StreamBudget,
+    StreamConfig,
+    generate_stream,
+    stream_config_for,
+)
 
 RewardMode = Literal["collects", "stream"]
 
@@ -44,6 +61,10 @@ COLOURS: tuple[str, ...] = (
 
 TEXT_CHARSET = string.ascii_letters + string.digits + " .,:;()'-!?/\n"
 TEXT_MAX_LENGTH = 1024
+EVAL_CHARSET = TEXT_CHARSET + "—"
+"""The evaluation texts' characters (the notices use an em dash)."""
+EVAL_LINE_MAX = 160
+"""A generous bound on one line of the evaluation's R0 text."""
 N_FEATURES = 6
 SIGHTING_SCALE = 10
 
@@ -110,13 +131,15 @@ class _AlloEnvBase(gym.Env):
         config: StreamConfig | dict[str, Any] | None = None,
         reward_mode: RewardMode = "collects",
         render_mode: str | None = None,
+        stream_budget: StreamBudget = "fixed",
     ) -> None:
         self.config = _as_config(config)
         self.cost = float(cost)
         self.budget = self.config.budget if budget is None else int(budget)
-        # Streams are drawn with the game's budget, as the runner draws them, so that
+        # Streams are drawn as the runner draws them (same stream_budget rule), so that
         # reset(seed=s) plays evaluation stream s of the same (B, K) cell.
-        self.config = self.config.model_copy(update={"budget": self.budget})
+        self.stream_budget = stream_budget
+        self.config = stream_config_for(self.config, self.budget, stream_budget)
         if self.budget < 1 or self.cost < 0:
             raise ValueError("the gym envs need budget >= 1 and cost >= 0")
         if reward_mode not in ("collects", "stream"):
@@ -196,7 +219,65 @@ class _AlloEnvBase(gym.Env):
 
 
 class AlloR0Env(_AlloEnvBase):
-    """``AlloBench-R0-v0``: the R0 urn turn as a text observation."""
+    """``AlloBench-R0-v0``: the evaluation's R0 text, so that what an agent trains on is what
+    the benchmark shows a model. Each observation is the user turn the runner would send at
+    that decision: the notices of the automatic turns since the last decision, then the
+    decision text (``framings/urn.py``, skin ``skin``); it never states sighting counts.
+    ``info["system_prompt"]`` (at ``reset``) is the evaluation's system prompt."""
+
+    def __init__(self, skin: str = "default", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        from econbench.allo.framings.urn import UrnFraming
+
+        self.framing = UrnFraming(skin)
+        self.episode: Any = None
+        self._pending_auto: list[Any] = []
+        # A turn carries the notices of every automatic turn since the last decision.
+        n_tasks = self.config.n_tasks
+        self.observation_space = spaces.Text(
+            max_length=EVAL_LINE_MAX * (n_tasks + 1), min_length=1, charset=EVAL_CHARSET
+        )
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        self.episode, self._pending_auto = None, []
+        obs, info = super().reset(seed=seed, options=options)
+        info["system_prompt"] = self.episode.system_prompt()
+        return obs, info
+
+    def _skip_auto(self) -> int:
+        assert self.game is not None and self.stream is not None
+        if self.episode is None:
+            self.episode = self.framing.episode(self.stream, self.cost, self.budget)
+        before = self.game.collected
+        while not self.game.done and self.game.turn().has_tool:
+            self._pending_auto.append(self.game.turn())
+            self.game.step(False)
+        return self.game.collected - before
+
+    def _observe(self) -> str:
+        assert self.game is not None
+        if self.game.done:
+            r = self.game.result()
+            return (
+                f"The game is over. You collected {r.collected} of the {self.framing.skin.items} "
+                f"with {len(r.commits)} keep(s); net score {r.utility:g}."
+            )
+        notices = [a.notice for a in self.episode.auto_turns(self._pending_auto, True)]
+        self._pending_auto = []
+        text = self.episode.begin_turn(self.game.turn(), self.game.budget_left)
+        return "\n".join([*notices, text])
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi" and self.game is not None and not self.game.done:
+            return self.episode.begin_turn(self.game.turn(), self.game.budget_left)
+        return super().render()
+
+
+class AlloR0CountingEnv(_AlloEnvBase):
+    """``AlloBench-R0-Counting-v0``: an easier text variant that also states how often the
+    current colour has been seen and which colours are kept (the evaluation text does not)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -13,10 +13,39 @@ Definitions (where the spec is silent, the choice is written here):
   over episodes with commits is ``first_sight_rate_episode_mean``.
 - ``lateness_mean`` is the pooled mean sighting index at commit (1 = first sight).
 - Rebuilds (R3 overwrites) are not commits; they only cost budget and K.
+
+The paper's outcome measures (its Appendix "Statistical Estimands"; spec §8):
+
+- ``first_sight_hazard``: the committed share of *eligible* first-occurrence turns, pooled over
+  the eligible turns of all episodes (zero-commit episodes included). A turn is eligible when its
+  class has no tool, budget remains and the reply was valid: in econbench's episode records, a
+  ``kind == "decision"`` turn with ``first_sight`` and ``resolved`` true (unresolved replies,
+  token-cap turns included, are mechanical failures and leave both counts). It needs the turn
+  records, so it is ``None`` when :func:`summarize` is not given ``records``;
+  ``first_sight_eligible`` is the number of eligible turns (``None`` likewise). The paper's
+  analysis scripts count every transcript turn at a first occurrence; they coincide when
+  nothing is unresolved.
+- ``net_mean``: mean net utility, collected − K · (builds + rebuilds) (the game's ``utility``);
+  ``net_optimum_mean``: mean exact hindsight net optimum Σ over the best ≤ B classes of
+  max(n_c − K, 0) (the game's ``opt``, prior-free: build those classes at first sight);
+  ``regret_mean``: mean of optimum − net per episode, ``regret_se`` its standard error
+  (ddof = 1; ``None`` for one episode). The pooled ratio ``score`` degenerates as the optimum
+  goes to 0 (high K), so these are the headline outcomes of the κ grid.
+- ``budget_utilisation``: mean over episodes of budget spent / B (builds plus R3 rebuilds, i.e.
+  ``(B − unused) / B``; builds / B outside R3); ``zero_commit_incidence``: share of episodes
+  without a build.
+- ``lateness0_mean``: the paper's 0-based lateness, occurrence − 1 at commit, pooled over
+  commits (= ``lateness_mean`` − 1).
+
+:func:`paired_bootstrap` is the paper's seed-paired bootstrap for comparing two arms.
 """
 
 from __future__ import annotations
 
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,6 +53,10 @@ import numpy as np
 from econbench.allo.game import EpisodeResult
 
 BOOT_SALT = 0xB007
+PAIRED_BOOT = 10_000
+"""Resamples of the paper's paired seed bootstrap."""
+PAIRED_BOOT_SEED = 0
+"""Its RNG seed (Python's ``random.Random``, as in the paper's analysis code)."""
 
 
 def episode_score(result: EpisodeResult) -> float:
@@ -50,8 +83,136 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
-def summarize(results: list[EpisodeResult], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Aggregate the episodes of one configuration into the reported metrics."""
+def first_sight_turns(turns: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """``(eligible, committed)`` first-occurrence turns of one episode's turn records.
+
+    Eligible: a decision turn (class untooled, budget left) at the class's first occurrence
+    whose reply was resolved; committed: those of them that committed."""
+    eligible = committed = 0
+    for turn in turns:
+        if (
+            turn.get("kind") == "decision"
+            and turn.get("first_sight")
+            and turn.get("resolved", True) is not False
+        ):
+            eligible += 1
+            committed += bool(turn.get("commit"))
+    return eligible, committed
+
+
+def budget_spent(result: EpisodeResult) -> int:
+    """Builds plus R3 rebuilds: the budget the episode used."""
+    return result.budget - result.unused_budget
+
+
+def _mean_or_none(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def _se_or_none(values: np.ndarray) -> float | None:
+    return float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else None
+
+
+def paper_measures(
+    results: Sequence[EpisodeResult], records: Sequence[Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The paper's outcome measures over one configuration's episodes (see the module
+    docstring); ``records`` are the episodes' records (with ``turns``), in the same order."""
+    net = np.array([r.utility for r in results], dtype=float)
+    opt = np.array([r.opt for r in results], dtype=float)
+    regret = opt - net
+    eligible: int | None = None
+    hazard: float | None = None
+    if records is not None:
+        if len(records) != len(results):
+            raise ValueError("records and results differ in length")
+        counts = [first_sight_turns(rec.get("turns", [])) for rec in records]
+        eligible = sum(e for e, _ in counts)
+        committed = sum(c for _, c in counts)
+        hazard = committed / eligible if eligible else None
+    commits = [c for r in results for c in r.commits]
+    use = [budget_spent(r) / r.budget for r in results if r.budget > 0]
+    return {
+        "first_sight_hazard": hazard,
+        "first_sight_eligible": eligible,
+        "net_mean": float(net.mean()),
+        "net_optimum_mean": float(opt.mean()),
+        "regret_mean": float(regret.mean()),
+        "regret_se": _se_or_none(regret),
+        "budget_utilisation": _mean_or_none(use),
+        "zero_commit_incidence": sum(not r.commits for r in results) / len(results),
+        "lateness0_mean": _mean_or_none([c.sighting - 1 for c in commits]),
+    }
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """A paired comparison of two arms: ``mean`` of the per-seed differences second − first
+    over ``n`` shared seeds, with the ``[lo, hi]`` percentile bootstrap interval."""
+
+    n: int
+    mean: float
+    lo: float
+    hi: float
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile (0 ≤ q ≤ 1) by linear interpolation between order statistics
+    (numpy's default, and the paper's ``_percentile``)."""
+    ordered = sorted(values)
+    index = (len(ordered) - 1) * q
+    lo = int(index)
+    hi = min(lo + 1, len(ordered) - 1)
+    weight = index - lo
+    return ordered[lo] * (1 - weight) + ordered[hi] * weight
+
+
+def paired_bootstrap(
+    first: Mapping[int, float | None],
+    second: Mapping[int, float | None],
+    *,
+    n_boot: int = PAIRED_BOOT,
+    seed: int = PAIRED_BOOT_SEED,
+    level: float = 0.95,
+) -> PairedDifference | None:
+    """The paper's paired seed bootstrap of ``second − first`` (per-seed values by seed).
+
+    Seeds present in both arms with both values defined (a seed without commits has no
+    among-commitments rate and is left out of that estimand) give the per-seed differences,
+    in seed order; the point estimate is their mean. ``n_boot`` resamples of those differences
+    with replacement, drawn with ``random.Random(seed).choices``, give the resampled means, and
+    the interval is their percentile interval (linear interpolation). ``None`` without a shared
+    seed. With the defaults this is the paper's procedure (10,000 resamples, RNG seed 0).
+    """
+    seeds = sorted(set(first) & set(second))
+    diffs = [
+        float(b) - float(a)
+        for s in seeds
+        if (a := first[s]) is not None
+        and (b := second[s]) is not None
+        and not (math.isnan(float(a)) or math.isnan(float(b)))
+    ]
+    if not diffs:
+        return None
+    n = len(diffs)
+    mean = math.fsum(diffs) / n
+    if n_boot <= 0:
+        return PairedDifference(n, mean, mean, mean)
+    rng = random.Random(seed)
+    boot = [math.fsum(rng.choices(diffs, k=n)) / n for _ in range(n_boot)]
+    alpha = (1.0 - level) / 2.0
+    return PairedDifference(n, mean, percentile(boot, alpha), percentile(boot, 1.0 - alpha))
+
+
+def summarize(
+    results: list[EpisodeResult],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    records: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Aggregate the episodes of one configuration into the reported metrics; ``records``
+    (the episodes' records, with ``turns``) add the first-sight hazard."""
     if not results:
         raise ValueError("no episodes to summarize")
     utility = np.array([r.utility for r in results], dtype=float)
@@ -82,4 +243,5 @@ def summarize(results: list[EpisodeResult], *, n_boot: int = 2000, seed: int = 0
         "hot_never_tooled_mean": float(np.mean([r.hot_never_tooled for r in results])),
         "lateness_mean": (float(np.mean([c.sighting for c in commits])) if n_commits else None),
         "rebuilds_mean": float(np.mean([r.rebuilds for r in results])),
+        **paper_measures(results, records),
     }

@@ -23,6 +23,15 @@ Choices where the spec is silent:
 - The system prompt is the same for all episodes of a configuration; it is stored once, in
   ``config.json``, not per episode.
 - ``unresolved_turns`` in the summary is the total over all episodes.
+
+Which streams a cell plays (``CellSpec.config.generator`` and ``CellSpec.stream_budget``, the
+CLI's ``--streams`` and ``--stream-budget``): by default the paper's generator, and — the
+paper's protocol for the (B, K) grid — the stream of a seed is drawn with the config's budget
+(``REFERENCE_BUDGET`` = 3) whatever the cell's B (``stream_budget="fixed"``), so every cell of a
+sweep plays the same 24 episodes. ``stream_budget="cell"`` draws each cell's streams with its
+own B (the trap-early window then follows B); ``generator="numpy"`` selects econbench's earlier
+generator. Each episode record names the generator and the budget that drew its stream
+(``stream.generator``, ``stream.draw_budget``); a non-default choice is part of the cell's slug.
 """
 
 from __future__ import annotations
@@ -51,7 +60,15 @@ from econbench.allo.framings import FRAMINGS, get_framing, get_skin
 from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, TurnOutcome
 from econbench.allo.game import EpisodeResult, Game, Turn
 from econbench.allo.metrics import summarize
-from econbench.allo.stream import EVAL_SEEDS, Stream, StreamConfig, generate_stream
+from econbench.allo.stream import (
+    EVAL_SEEDS,
+    STREAM_BUDGETS,
+    Stream,
+    StreamBudget,
+    StreamConfig,
+    generate_stream,
+    stream_config_for,
+)
 from econbench.jsonio import json_line
 from econbench.runs.checkpoint import cut_log, log_length, write_progress
 from econbench.runs.diff import config_diff
@@ -270,6 +287,8 @@ def play_episode(
         "cost": float(cost),
         "budget": b,
         "stream": {
+            "generator": stream.config.generator,
+            "draw_budget": stream.config.budget,
             "hot": list(stream.hot),
             "classes": list(stream.classes),
             "labels": [ep.label(c) for c in range(stream.config.n_classes)],
@@ -304,6 +323,9 @@ class CellSpec:
     budget: int = 3
     skin: str = "default"
     config: StreamConfig = field(default_factory=StreamConfig)
+    stream_budget: StreamBudget = "fixed"
+    """``"fixed"``: streams drawn with ``config.budget`` (3) for every B, the paper's protocol;
+    ``"cell"``: drawn with this cell's ``budget``."""
 
     def validate(self) -> None:
         """Raise ``ValueError`` with a one-line message for any bad setting."""
@@ -319,20 +341,33 @@ class CellSpec:
             raise ValueError(
                 f"unknown framing {self.framing!r}; choose one of {', '.join(FRAMINGS)}"
             )
+        if self.stream_budget not in STREAM_BUDGETS:
+            raise ValueError(
+                f"unknown stream budget {self.stream_budget!r}; choose one of "
+                f"{', '.join(STREAM_BUDGETS)}"
+            )
         get_skin(self.skin)
         if self.skin != "default" and self.framing != "r0":
             raise ValueError(f"--skin applies to the r0 urn only, not to {self.framing}")
 
     @property
     def stream_config(self) -> StreamConfig:
-        """The generator config; the budget matters for the trap-early rule."""
-        return self.config.model_copy(update={"budget": self.budget})
+        """The generator config that draws this cell's streams (its budget sets the trap-early
+        window): ``config`` under ``stream_budget="fixed"``, with the cell's B under ``"cell"``."""
+        return stream_config_for(self.config, self.budget, self.stream_budget)
 
     def slug(self) -> str:
-        """Directory name: ``<framing>-<policy>-k<K>-b<B>`` (plus the skin for R0 reskins)."""
+        """Directory name: ``<framing>-<policy>-k<K>-b<B>`` (plus the skin for R0 reskins, and
+        ``-numpy`` / ``-cellstreams`` for the non-default stream choices)."""
         k = str(int(self.cost)) if float(self.cost).is_integer() else str(self.cost)
         base = f"{self.framing}-{safe_name(self.policy)}-k{k}-b{self.budget}"
-        return base if self.skin == "default" else f"{base}-{self.skin}"
+        if self.skin != "default":
+            base = f"{base}-{self.skin}"
+        if self.config.generator != "paper":
+            base = f"{base}-{self.config.generator}"
+        if self.stream_budget != "fixed":
+            base = f"{base}-{self.stream_budget}streams"
+        return base
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -342,6 +377,7 @@ class CellSpec:
             "cost": float(self.cost),
             "budget": self.budget,
             "skin": self.skin,
+            "stream_budget": self.stream_budget,
             "stream_config": self.stream_config.model_dump(),
         }
 
@@ -388,7 +424,7 @@ def play_cell(
 
 def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) -> dict[str, Any]:
     """The cell's summary: the metrics of ``econbench.allo.metrics`` plus run facts."""
-    stats = summarize([e.result for e in episodes])
+    stats = summarize([e.result for e in episodes], records=[e.record for e in episodes])
     summary: dict[str, Any] = {
         "framing": spec.framing,
         "policy": spec.policy,
@@ -475,7 +511,11 @@ def cell_config(spec: CellSpec, framing: Framing, factory: ActorFactory) -> dict
 
 
 def spec_from_config(config: dict[str, Any]) -> CellSpec:
-    """The ``CellSpec`` a cell's ``config.json`` was written from."""
+    """The ``CellSpec`` a cell's ``config.json`` was written from. A config written before
+    the stream choices had names played numpy streams drawn with the cell's budget, and is
+    read so (its ``stream_config`` then lacks ``generator``)."""
+    stream_config = dict(config["stream_config"])
+    stream_config.setdefault("generator", "numpy")
     return CellSpec(
         framing=config["framing"],
         policy=config["policy"],
@@ -483,7 +523,8 @@ def spec_from_config(config: dict[str, Any]) -> CellSpec:
         cost=float(config["cost"]),
         budget=int(config["budget"]),
         skin=config.get("skin", "default"),
-        config=StreamConfig.model_validate(config["stream_config"]),
+        config=StreamConfig.model_validate(stream_config),
+        stream_budget=config.get("stream_budget", "cell"),
     )
 
 

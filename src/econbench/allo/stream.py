@@ -1,34 +1,77 @@
 """The AlloBench task stream (spec §1): which hidden class each of the T tasks belongs to.
 
-Per episode the class labels are shuffled; the first ``n_hot`` of the permutation are *hot*
-(probability ``hot_mass / n_hot`` each), the rest are *trap* classes (probability
+Per episode the class labels are shuffled; ``n_hot`` of them are *hot* (probability
+``hot_mass / n_hot`` each), the rest are *trap* classes (probability
 ``(1 - hot_mass) / (n_classes - n_hot)`` each). The ``n_tasks`` classes are drawn i.i.d.; with
-``trap_early`` the whole draw is repeated (up to ``max_redraws`` times) until at least one trap
-class appears among the first ``min(budget, n_tasks)`` positions, and if that never happens a
-random one of those positions is overwritten with a random trap class (the paper's rule; at the
-defaults the fallback has probability 0.614**2001, i.e. never in practice).
+``trap_early`` the whole draw is repeated until at least one trap class appears among the first
+``min(budget, n_tasks)`` positions, and if that never happens a random one of those positions is
+overwritten with a random trap class (the paper's rule; at the defaults the fallback has
+probability 0.614**2001, i.e. never in practice).
+
+Two generators draw this distribution (``StreamConfig.generator``):
+
+- ``"paper"`` (the default) draws exactly the paper's episodes: seeds 2000–2023 give the 24
+  streams its runs played (seed 2000 begins 6, 0, 4, 4, 7, …). One ``random.Random(seed)``
+  makes, in this order: a shuffle of the role list ``[hot] * n_hot + [trap] * n_trap`` (class
+  ``i`` takes role ``i``, so the hot set is where the hot roles land); one ``random()`` (the
+  paper's "condition this seed on an early trap?" coin, drawn with probability 1, so always
+  yes; it is drawn and ignored); then up to ``max_redraws`` candidate streams, each
+  ``choices(range(n_classes), weights, k=n_tasks)`` with weights ``hot_mass / n_hot`` and
+  ``(1 - hot_mass) / n_trap`` (``1 - hot_mass`` taken in decimal, so 0.85 gives exactly 0.15,
+  as the paper's ``trap_share``), keeping the first with a trap in the early window. If none
+  qualifies, one more stream is drawn and, if it too lacks an early trap, a trap class is
+  drawn (``choice`` over the sorted trap ids) and then the position (``randrange(window)``)
+  it overwrites — that order, because the paper's ``seq[randrange(w)] = choice(traps)``
+  evaluates its right-hand side first. ``redraws`` counts the candidates beyond the first.
+  Where the paper has no rule: with ``trap_early=False`` the first candidate is kept (the
+  coin is still drawn); with an empty early window (``budget == 0``) the condition is dropped
+  (the paper's code would fail there).
+- ``"numpy"`` (econbench's earlier generator, same distribution, different episodes):
+  ``np.random.default_rng([seed, STREAM_SALT])`` draws, in order, a permutation (its first
+  ``n_hot`` entries are hot), the first stream (``Generator.choice``), up to ``max_redraws``
+  redraws, then the fallback (position, then trap class).
 
 Choices where the spec is silent (documented here and in the README):
 
-- All randomness comes from ``np.random.default_rng([seed, STREAM_SALT])`` in a fixed order:
-  permutation, then draws (``Generator.choice`` with the class probabilities), then the fallback.
 - ``budget == 0`` with ``trap_early``: "a trap among the first 0 positions" is unsatisfiable,
   so the condition is dropped (the early window is empty).
-- The stream records how many redraws it needed and whether the fallback overwrite fired.
+- The stream records how many redraws it needed, whether the fallback overwrite fired, and (in
+  its config) which generator drew it. A stream saved before generators had names carries no
+  ``generator`` and is read as ``"numpy"`` (the only one there was).
+
+Which budget draws the stream of a (B, K) cell (``stream_budget``, see
+:func:`stream_config_for`): the paper holds the B = 3 stream of each seed fixed for every cell
+(``"fixed"``, the default: the config's own ``budget``, ``REFERENCE_BUDGET`` = 3 unless set,
+draws the stream whatever the cell's B); ``"cell"`` draws it with the cell's B instead (the
+trap-early window then follows B: at B = 1 the first task is always a trap).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
 STREAM_SALT = 0xA110_5EED
-"""Salt of the named random stream that draws an episode's task classes."""
+"""Salt of the named random stream that draws an episode's task classes (``"numpy"`` only)."""
+
+Generator = Literal["paper", "numpy"]
+GENERATORS: tuple[str, ...] = ("paper", "numpy")
+"""The stream generators: the paper's ``random.Random`` one (default) and econbench's numpy one."""
+
+StreamBudget = Literal["fixed", "cell"]
+STREAM_BUDGETS: tuple[str, ...] = ("fixed", "cell")
+"""How a (B, K) cell's stream is drawn: with the config's budget (default) or with the cell's B."""
+
+REFERENCE_BUDGET = 3
+"""The budget that draws every cell's stream under ``stream_budget="fixed"`` (the paper's B = 3)."""
 
 EVAL_SEEDS: list[int] = list(range(2000, 2024))
 """The paper's evaluation seeds: 24 episodes per configuration."""
@@ -42,11 +85,12 @@ class StreamConfig(BaseModel, frozen=True):
 
     n_classes: int = Field(8, ge=2)
     n_tasks: int = Field(60, ge=1)
-    budget: int = Field(3, ge=0)
+    budget: int = Field(REFERENCE_BUDGET, ge=0)
     n_hot: int = Field(3, ge=1)
     hot_mass: float = Field(0.85, gt=0.0, lt=1.0)
     trap_early: bool = True
     max_redraws: int = Field(2000, ge=0)
+    generator: Generator = "paper"
 
     @model_validator(mode="after")
     def _check(self) -> StreamConfig:
@@ -84,6 +128,16 @@ class Stream(BaseModel, frozen=True):
     redraws: int = 0
     forced_trap: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """A stream saved before generators had names was drawn by the numpy one."""
+        if isinstance(data, dict):
+            cfg = data.get("config")
+            if isinstance(cfg, dict) and "generator" not in cfg:
+                data = {**data, "config": {**cfg, "generator": "numpy"}}
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> Stream:
         cfg = self.config
@@ -119,9 +173,90 @@ def class_probabilities(hot: Iterable[int], config: StreamConfig) -> np.ndarray:
 
 
 def generate_stream(seed: int, config: StreamConfig = StreamConfig()) -> Stream:  # noqa: B008
-    """Draw the stream of episode ``seed`` (deterministic in ``seed`` and ``config``)."""
+    """Draw the stream of episode ``seed`` (deterministic in ``seed`` and ``config``) with the
+    config's generator."""
     if seed < 0:
         raise ValueError("seeds must be non-negative")
+    if config.generator == "paper":
+        return _paper_stream(seed, config)
+    return _numpy_stream(seed, config)
+
+
+def stream_config_for(
+    config: StreamConfig, budget: int, stream_budget: StreamBudget = "fixed"
+) -> StreamConfig:
+    """The generator config that draws the streams of a cell played with budget ``budget``:
+    ``config`` itself under ``"fixed"`` (the paper's protocol: one stream per seed for every
+    B), ``config`` with its budget set to ``budget`` under ``"cell"``."""
+    if stream_budget == "fixed":
+        return config
+    if stream_budget == "cell":
+        return config.model_copy(update={"budget": int(budget)})
+    raise ValueError(
+        f"stream_budget must be one of {', '.join(STREAM_BUDGETS)}, got {stream_budget!r}"
+    )
+
+
+def _decimal_complement(x: float) -> float:
+    """``1 - x`` computed in decimal (``1 - 0.85`` is exactly 0.15, as the paper writes it)."""
+    return float(Decimal(1) - Decimal(repr(x)))
+
+
+def _paper_stream(seed: int, config: StreamConfig) -> Stream:
+    """The paper's generator (see the module docstring for the exact order of draws)."""
+    rng = random.Random(seed)
+    n = config.n_classes
+    roles = [True] * config.n_hot + [False] * config.n_trap  # True: hot
+    rng.shuffle(roles)
+    hot = tuple(c for c in range(n) if roles[c])
+    traps = [c for c in range(n) if not roles[c]]
+    p_hot = config.hot_mass / config.n_hot
+    p_trap = _decimal_complement(config.hot_mass) / config.n_trap
+    weights = [p_hot if roles[c] else p_trap for c in range(n)]
+    rng.random()  # the paper's early-trap coin, drawn with probability 1: always "yes"
+    window = config.early_window
+    trap_set = set(traps)
+
+    def draw() -> list[int]:
+        return rng.choices(range(n), weights=weights, k=config.n_tasks)
+
+    def early_trap(seq: list[int]) -> bool:
+        return any(c in trap_set for c in seq[:window])
+
+    if window == 0:  # no condition (trap_early off, or an empty window)
+        return _stream(seed, config, hot, draw(), 0, False)
+    for attempt in range(config.max_redraws):
+        seq = draw()
+        if early_trap(seq):
+            return _stream(seed, config, hot, seq, attempt, False)
+    seq = draw()
+    forced = not early_trap(seq)
+    if forced:
+        trap = rng.choice(traps)  # the paper evaluates the trap class before the position
+        seq[rng.randrange(window)] = trap
+    return _stream(seed, config, hot, seq, config.max_redraws, forced)
+
+
+def _stream(
+    seed: int,
+    config: StreamConfig,
+    hot: tuple[int, ...],
+    seq: list[int],
+    redraws: int,
+    forced: bool,
+) -> Stream:
+    return Stream(
+        seed=seed,
+        config=config,
+        hot=hot,
+        classes=tuple(int(c) for c in seq),
+        redraws=redraws,
+        forced_trap=forced,
+    )
+
+
+def _numpy_stream(seed: int, config: StreamConfig) -> Stream:
+    """econbench's numpy generator (``generator="numpy"``)."""
     rng = np.random.default_rng([seed, STREAM_SALT])
     perm = rng.permutation(config.n_classes)
     hot = tuple(sorted(int(c) for c in perm[: config.n_hot]))
@@ -142,14 +277,7 @@ def generate_stream(seed: int, config: StreamConfig = StreamConfig()) -> Stream:
                 break
             redraws += 1
             draw = rng.choice(config.n_classes, size=config.n_tasks, p=p)
-    return Stream(
-        seed=seed,
-        config=config,
-        hot=hot,
-        classes=tuple(int(c) for c in draw),
-        redraws=redraws,
-        forced_trap=forced,
-    )
+    return _stream(seed, config, hot, [int(c) for c in draw], redraws, forced)
 
 
 def generate_streams(seeds: Iterable[int], config: StreamConfig = StreamConfig()) -> list[Stream]:  # noqa: B008

@@ -9,6 +9,9 @@ collected, and an episode whose budget reaches 0 scores its tail and terminates.
 Finished episodes stay finished until the next :meth:`VectorFeaturesGame.reset`: their
 actions are ignored, their reward is 0 and their observation is all zeros (no auto-reset, so
 that every episode's result stays inspectable; RL loops reset a fresh batch of seeds).
+
+Streams from seeds are drawn as the gym envs and the runner draw them: ``stream_budget="fixed"``
+(default, the paper's protocol) with the config's budget (3) whatever B is, ``"cell"`` with B.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ import numpy as np
 
 from econbench.allo.game import Commit, EpisodeResult, hindsight_opt
 from econbench.allo.gym_env import N_FEATURES, SIGHTING_SCALE, RewardMode
-from econbench.allo.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.stream import (
+    Stream,
+    StreamBudget,
+    StreamConfig,
+    generate_stream,
+    stream_config_for,
+)
 
 
 class VectorFeaturesGame:
@@ -32,13 +41,15 @@ class VectorFeaturesGame:
         cost: float = 0.0,
         budget: int | None = None,
         reward_mode: RewardMode = "collects",
+        stream_budget: StreamBudget = "fixed",
     ) -> None:
         self.config = config or StreamConfig()
         self.cost = float(cost)
         self.budget = self.config.budget if budget is None else int(budget)
         if self.budget < 1 or self.cost < 0:
             raise ValueError("budget must be >= 1 and cost >= 0")
-        self.config = self.config.model_copy(update={"budget": self.budget})  # as the runner
+        self.stream_budget = stream_budget
+        self.config = stream_config_for(self.config, self.budget, stream_budget)  # as the runner
         if reward_mode not in ("collects", "stream"):
             raise ValueError("reward_mode must be 'collects' or 'stream'")
         self.reward_mode = reward_mode

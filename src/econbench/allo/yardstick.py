@@ -5,7 +5,9 @@ same game. Stable-Baselines3 PPO (MlpPolicy) learns from scratch on the numeric-
 minutes on a CPU, and is then scored exactly like the reference policies of
 ``benchmarks/allo_policies.py``: by playing :class:`econbench.allo.game.Game` episodes on the
 same evaluation streams (seeds ``eval_seed … eval_seed + episodes − 1``, default 0–999, drawn
-with ``StreamConfig(budget=B)``) and aggregating with :func:`econbench.allo.metrics.summarize`.
+with ``StreamConfig()`` whatever B is: the paper's generator and its fixed B = 3 streams, as
+the runner and the gym env draw them by default) and aggregating with
+:func:`econbench.allo.metrics.summarize`.
 
 Choices where the issue is silent:
 
@@ -44,7 +46,13 @@ from econbench.allo.game import EpisodeResult, Game
 from econbench.allo.gym_env import AlloFeaturesEnv, features_from_view
 from econbench.allo.metrics import summarize
 from econbench.allo.policies import make_policy, play_many
-from econbench.allo.stream import TRAIN_SEED_START, Stream, StreamConfig, generate_streams
+from econbench.allo.stream import (
+    TRAIN_SEED_START,
+    Stream,
+    StreamConfig,
+    generate_streams,
+    stream_config_for,
+)
 
 TRAIN_EXTRA_HINT = "install the train extra: pip install 'econbench[train]'"
 DEFAULT_BASELINES: tuple[str, ...] = ("bayes", "wait:2", "eager", "hindsight")
@@ -134,8 +142,9 @@ class YardstickConfig:
             )
 
     def stream_config(self) -> StreamConfig:
-        """Streams are drawn with the game's budget, as the runner and the benchmark do."""
-        return StreamConfig(budget=self.budget)
+        """Streams are drawn as the runner draws them by default (``stream_budget="fixed"``:
+        the reference budget 3 whatever the game's B)."""
+        return stream_config_for(StreamConfig(), self.budget)
 
     def eval_seeds(self) -> range:
         return range(self.eval_seed, self.eval_seed + self.episodes)

@@ -215,6 +215,11 @@ class AlloExperiment(_Experiment):
     seed: int = Field(2000, ge=0)
     """The first episode seed when ``episodes`` is given."""
     seeds: tuple[int, ...] | None = None
+    streams: Literal["paper", "numpy"] = "paper"
+    """The stream generator: the paper's (seeds 2000–2023 are its episodes) or numpy."""
+    stream_budget: Literal["fixed", "cell"] = "fixed"
+    """``fixed``: every (B, K) cell plays the B = 3 stream of each seed (the paper's protocol);
+    ``cell``: each cell's streams are drawn with its own B."""
     matrix: AlloMatrix
 
     @field_validator("seeds", mode="before")
@@ -581,6 +586,7 @@ def _raise_problems(problems: dict[str, list[str]], source: Path) -> None:
 
 def _allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
     from econbench.allo.runner import CellSpec
+    from econbench.allo.stream import StreamConfig
 
     if exp.seeds is not None and exp.episodes is not None:
         raise ExperimentError(f"{source}: give either 'episodes' or 'seeds', not both")
@@ -606,6 +612,8 @@ def _allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
                                 cost=float(cost),
                                 budget=budget,
                                 skin=skin,
+                                config=StreamConfig(generator=exp.streams),
+                                stream_budget=exp.stream_budget,
                             )
                         )
     if len(cells) > MAX_ENTRIES:
@@ -623,7 +631,12 @@ def _allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
             for name, settings in exp.models.items()
             if name == cell.policy
         }
-        cell_dict = {**values, "seeds": list(cell.seeds)}
+        cell_dict = {
+            **values,
+            "seeds": list(cell.seeds),
+            "streams": cell.config.generator,
+            "stream_budget": cell.stream_budget,
+        }
         entries.append(
             Entry(
                 id=label,
@@ -637,8 +650,10 @@ def _allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
 
 
 def cell_of(entry: Entry) -> tuple[Any, dict[str, ModelSettings]]:
-    """An AlloBench entry's ``CellSpec`` and model settings."""
+    """An AlloBench entry's ``CellSpec`` and model settings (an entry written before the
+    stream choices had names played numpy streams drawn with the cell's budget)."""
     from econbench.allo.runner import CellSpec
+    from econbench.allo.stream import StreamConfig
 
     cell = dict(entry.config["cell"])
     spec = CellSpec(
@@ -648,6 +663,8 @@ def cell_of(entry: Entry) -> tuple[Any, dict[str, ModelSettings]]:
         cost=float(cell["cost"]),
         budget=int(cell["budget"]),
         skin=cell["skin"],
+        config=StreamConfig(generator=cell.get("streams", "numpy")),
+        stream_budget=cell.get("stream_budget", "cell"),
     )
     models = {k: ModelSettings.model_validate(v) for k, v in entry.config["models"].items()}
     return spec, models

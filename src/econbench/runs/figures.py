@@ -5,8 +5,10 @@ CoffeeBench, per configuration: daily cash, cumulative revenue and cumulative ne
 firm (the mean over seeds, with the min–max band when there are several), and an idle-day
 timeline (firm × day; the shade is the share of seeds in which that day was idle). Across
 configurations: roaster_A's tool calls by tool and its messages by recipient (means per run).
-AlloBench: κ curves, the pooled score and the first-sight rate against the build charge K, one
-line per (policy, framing), one column per budget B.
+AlloBench: κ curves against the build charge K, one line per (policy, framing), one column per
+budget B, the paper's economic-surface outcomes: first-sight hazard, net utility with the exact
+hindsight net optimum (dashed), and regret (optimum − net). The pooled ratio Σ utility / Σ OPT is
+left to the κ table: it runs to large negative values as the optimum → 0 at high K.
 
 This module imports matplotlib; ``econbench.cli`` imports it only when a report is written.
 """
@@ -253,8 +255,8 @@ def _styles(keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict]:
 
 
 def kappa_curves(cells: pd.DataFrame, path: Path) -> Path | None:
-    """Pooled score and first-sight rate against K; a column per B, a line per (policy,
-    framing) with at least two values of K."""
+    """First-sight hazard, net utility (and the hindsight net optimum, dashed) and regret
+    against K; a column per B, a line per (policy, framing) with at least two values of K."""
     if cells.empty or cells["cost"].nunique() < 2:
         return None
     lines = {
@@ -266,22 +268,34 @@ def kappa_curves(cells: pd.DataFrame, path: Path) -> Path | None:
         return None
     budgets = sorted({b for b, _, _ in lines})
     styles = _styles(sorted({(p, f) for _, p, f in lines}))
-    fig = _figure(4.6 * len(budgets) + 2.5, 7)
-    axes = fig.subplots(2, len(budgets), squeeze=False)
+    fig = _figure(4.6 * len(budgets) + 2.5, 10)
+    axes = fig.subplots(3, len(budgets), squeeze=False)
     for (budget, policy, framing), line in lines.items():
         j = budgets.index(budget)
         x = line["cost"].to_numpy(dtype=float)
         style = styles[(policy, framing)]
+        hazard = line["first_sight_hazard"].to_numpy(float)
         _curve(
-            axes[0, j], x, line["score"].to_numpy(float), line["score_se"].to_numpy(float), style
+            axes[0, j], x, 100 * hazard, 100 * line["first_sight_hazard_se"].to_numpy(float), style
         )
-        fs, se = line["first_sight_rate"].to_numpy(float), line["first_sight_se"].to_numpy(float)
-        _curve(axes[1, j], x, 100 * fs, 100 * se, style)
+        _curve(
+            axes[1, j], x, line["net_mean"].to_numpy(float), line["net_se"].to_numpy(float), style
+        )
+        axes[1, j].plot(
+            x,
+            line["net_optimum_mean"].to_numpy(float),
+            color=style["color"],
+            linestyle="--",
+            linewidth=1.0,
+        )
+        regret, se = line["regret_mean"].to_numpy(float), line["regret_se"].to_numpy(float)
+        _curve(axes[2, j], x, regret, se, style)
     for j, budget in enumerate(budgets):
         axes[0, j].set_title(f"B = {budget}")
-        axes[0, j].set_ylabel("pooled score (Σ utility / Σ OPT)")
-        axes[1, j].set_ylabel("first-sight rate (%)")
-        axes[1, j].set_xlabel("build charge K")
+        axes[0, j].set_ylabel("first-sight hazard (%)")
+        axes[1, j].set_ylabel("net utility (dashed: hindsight optimum)")
+        axes[2, j].set_ylabel("regret (optimum − net)")
+        axes[2, j].set_xlabel("build charge K")
         for ax in axes[:, j]:
             ax.grid(alpha=0.3)
     handles = {}
@@ -289,7 +303,7 @@ def kappa_curves(cells: pd.DataFrame, path: Path) -> Path | None:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
     fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize="small")
-    fig.suptitle("AlloBench κ curves: score and first-sight rate vs the build charge K")
+    fig.suptitle("AlloBench κ curves: first-sight hazard, net utility and regret vs K")
     return _save(fig, path)
 
 

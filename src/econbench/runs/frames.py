@@ -15,7 +15,10 @@ lazily the first time they are used,
   day, nested fields flattened to ``inventory.<item>.qty`` etc., plus ``inventory_kg``) and
   ``summary`` (one row per firm, the run-level fields as columns; nested per-tool, per-recipient
   and per-item dicts flattened to ``tool_calls_by_name.<tool>`` etc.);
-- AlloBench: ``episodes`` (one row per episode, without the bulky ``turns``), ``turns`` (one
+- AlloBench: ``episodes`` (one row per episode, without the bulky ``turns``, plus
+  ``n_commits``, ``first_sight_eligible`` and ``first_sight_eligible_commits``: the episode's
+  eligible first-occurrence turns and the commits among them, counted from its ``turns`` by
+  ``econbench.allo.metrics.first_sight_turns``), ``turns`` (one
   row per turn with its episode's ``seed``; a turn's class label is ``class_label``) and
   ``summary`` (one row).
 
@@ -233,6 +236,13 @@ def _allo_provisional(config: dict[str, Any], episodes: pd.DataFrame) -> dict[st
             opt_mean=float(episodes["opt"].mean()),
             commits_mean=commits / n,
         )
+        if "first_sight_eligible" in episodes:
+            eligible = int(episodes["first_sight_eligible"].sum())
+            row["first_sight_hazard"] = (
+                float(episodes["first_sight_eligible_commits"].sum()) / eligible
+                if eligible
+                else None
+            )
     return row
 
 
@@ -290,7 +300,12 @@ class RunFrames:
         rows = [{k: v for k, v in r.items() if k != "turns"} for r in self._episode_rows]
         frame = _frame(rows, ["seed", "utility", "opt", "commits", "first_sight_commits"])
         if rows:
+            from econbench.allo.metrics import first_sight_turns
+
             frame["n_commits"] = frame["commits"].map(len)
+            counts = [first_sight_turns(r.get("turns", [])) for r in self._episode_rows]
+            frame["first_sight_eligible"] = [e for e, _ in counts]
+            frame["first_sight_eligible_commits"] = [c for _, c in counts]
         return frame
 
     @cached_property

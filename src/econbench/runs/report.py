@@ -14,8 +14,17 @@ Markdown, LaTeX and HTML; the same numbers in all three):
   ``r2``, ``r3``) at one (B, K) setting (the paper's B = 3, K = 0 when present): pooled score
   ± SE and first-sight rate ± SE; reference policies first, then models. ``ladder_paper``: the
   paper's first-sight rates (spec §7) for comparison.
-- ``kappa``: rows (framing, policy, B), columns K: pooled net score against the hindsight net
-  optimum and first-sight rate (only when the runs cover at least two values of K).
+  Each policy row ends with the preregistered **trigger** (see :func:`ladder_trigger`); a rung
+  whose unresolved decision turns exceed 10 % is invalid and marked ‡.
+- ``ladder_paired``: per policy, adjacent rungs sharing seeds: the paired seed-bootstrap
+  difference in first-sight commitment among commits (:func:`econbench.allo.metrics.
+  paired_bootstrap`: per-seed differences, 10,000 resamples, RNG seed 0, percentile interval).
+- ``kappa``: one row per (framing, policy, B, K), the paper's economic-surface columns first:
+  first-sight hazard (committed share of eligible first-occurrence turns, zero-commit episodes
+  included), mean net utility, mean exact hindsight net optimum, mean regret (optimum − net);
+  then the pooled ratio Σ utility / Σ OPT (it degenerates as the optimum → 0 at high K), the
+  first-sight rate among commits, budget utilisation and zero-commit incidence (only when the
+  runs cover at least two values of K).
 
 Standard errors (:func:`ratio_se`) are delta-method (linearisation) errors of a pooled ratio
 with the episode as the sampling unit: the score is Σ utility / Σ OPT over episodes, the
@@ -30,6 +39,7 @@ their status. Included partial runs are marked with † (their numbers are provi
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -40,11 +50,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from econbench.allo.metrics import paired_bootstrap
 from econbench.runs.frames import RunFrames, framing_name, load_runs
 
 FOCAL_FIRM = "roaster_A"
 FIRM_ORDER = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
 PARTIAL_MARK = "†"
+INVALID_MARK = "‡"
+INVALID_UNRESOLVED = 0.10
+"""The paper's validity rule: a rung is invalid when more than 10 % of its decisions are
+unresolved (no decision, several decisive calls, an unparseable reply: counted as PASS)."""
+TRIGGER_RISE = 0.30
+"""The paper's preregistered trigger: an adjacent rise of at least 30 points."""
 PARTIAL_NOTE = (
     f"{PARTIAL_MARK} includes runs that had not completed (stopped, or still running); "
     "their numbers are provisional."
@@ -341,7 +358,20 @@ def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
     for run in runs:
         if run.benchmark != "allo" or run.episodes.empty:
             continue
-        ep = run.episodes[["seed", "utility", "opt", "first_sight_commits", "n_commits"]].copy()
+        frame = run.episodes
+        ep = frame[["seed", "utility", "opt", "first_sight_commits", "n_commits"]].copy()
+        for column in ("first_sight_eligible", "first_sight_eligible_commits"):
+            ep[column] = frame.get(column, 0)
+        for column in ("unresolved_turns", "decision_turns"):
+            ep[column] = frame[column].fillna(0) if column in frame else 0
+        ep["lateness0"] = frame["commits"].map(
+            lambda cs: float(sum(int(c.get("sighting", 1)) - 1 for c in cs))
+        )
+        results = frame["result"] if "result" in frame else pd.Series([None] * len(frame))
+        ep["spent"] = [
+            int(r["budget"]) - int(r["unused_budget"]) if isinstance(r, dict) else int(n)
+            for r, n in zip(results, frame["n_commits"], strict=True)
+        ]
         cfg = run.config
         ep["policy"] = str(cfg.get("policy"))
         ep["framing"] = str(cfg.get("framing"))
@@ -369,6 +399,9 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
         with_commits = ep[ep["n_commits"] > 0]
         commits = int(with_commits["n_commits"].sum())
         first = float(with_commits["first_sight_commits"].sum())
+        eligible = float(ep["first_sight_eligible"].sum())
+        regret = ep["opt"] - ep["utility"]
+        decisions = float(ep["decision_turns"].sum())
         rows.append(
             {
                 "policy": policy,
@@ -385,6 +418,30 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
                 "utility_mean": float(ep["utility"].mean()),
                 "utility_se": _mean_se(ep["utility"]),
                 "opt_mean": float(ep["opt"].mean()),
+                "first_sight_hazard": (
+                    float(ep["first_sight_eligible_commits"].sum()) / eligible
+                    if eligible
+                    else math.nan
+                ),
+                "first_sight_hazard_se": ratio_se(
+                    ep["first_sight_eligible_commits"], ep["first_sight_eligible"]
+                ),
+                "first_sight_eligible": int(eligible),
+                "net_mean": float(ep["utility"].mean()),
+                "net_se": _mean_se(ep["utility"]),
+                "net_optimum_mean": float(ep["opt"].mean()),
+                "regret_mean": float(regret.mean()),
+                "regret_se": _mean_se(regret),
+                "budget_utilisation": float((ep["spent"] / int(budget)).mean())
+                if int(budget) > 0
+                else math.nan,
+                "zero_commit_incidence": float((ep["n_commits"] == 0).mean()),
+                "lateness0_mean": float(ep["lateness0"].sum()) / commits_all
+                if (commits_all := int(ep["n_commits"].sum()))
+                else math.nan,
+                "unresolved_share": float(ep["unresolved_turns"].sum()) / decisions
+                if decisions
+                else 0.0,
                 "first_sight_rate": first / commits if commits else math.nan,
                 "first_sight_se": ratio_se(
                     with_commits["first_sight_commits"], with_commits["n_commits"]
@@ -417,7 +474,40 @@ def _cell_text(row: pd.Series) -> str:
         score = fmt_pm(row["score"], row["score_se"])
     fs = row["first_sight_rate"]
     first = "–" if math.isnan(fs) else f"{fmt_pm(fs, row['first_sight_se'], 0, 100)} %"
-    return f"{score} / {first}" + (f" {PARTIAL_MARK}" if row["partial"] else "")
+    marks = (f" {INVALID_MARK}" if _invalid(row) else "") + (
+        f" {PARTIAL_MARK}" if row["partial"] else ""
+    )
+    return f"{score} / {first}" + marks
+
+
+def _invalid(row: pd.Series | dict[str, Any]) -> bool:
+    """The paper's validity rule: more than 10 % of the decision turns unresolved."""
+    return float(row.get("unresolved_share", 0.0) or 0.0) > INVALID_UNRESOLVED
+
+
+def ladder_trigger(rungs: Sequence[tuple[str, float, bool]]) -> str | None:
+    """The paper's preregistered trigger: the later rung of the earliest adjacent pair whose
+    first-sight commitment (pooled among realised commitments) rises by at least 30 points.
+
+    ``rungs`` are ``(name, first-sight rate, valid)`` in ladder order (R0, R1, R2, R3; the
+    rungs a policy was run on, so a missing rung makes its neighbours adjacent). A pair with an
+    invalid rung (more than 10 % unresolved decisions, the paper's validity rule) or an
+    undefined rate (no commits) cannot trigger. ``None`` when no pair rises by 30 points."""
+    for (_, before, ok_a), (name, after, ok_b) in itertools.pairwise(rungs):
+        if not (ok_a and ok_b) or math.isnan(before) or math.isnan(after):
+            continue
+        if after - before >= TRIGGER_RISE - 1e-12:
+            return name
+    return None
+
+
+def _ladder_rungs(mine: pd.DataFrame) -> list[tuple[str, float, bool]]:
+    """A policy's default-skin rungs in ladder order, for :func:`ladder_trigger`."""
+    rows = mine[mine["skin"] == "default"]
+    rows = rows.assign(_o=rows["rung"].map(lambda r: _RUNG_ORDER.get(r, 9))).sort_values("_o")
+    return [
+        (str(r["rung"]), float(r["first_sight_rate"]), not _invalid(r)) for _, r in rows.iterrows()
+    ]
 
 
 def ladder_setting(cells: pd.DataFrame) -> tuple[int, float]:
@@ -448,6 +538,17 @@ _CELL_NOTE = (
 )
 
 
+_TRIGGER_NOTE = (
+    "trigger: the paper's preregistered rule, the earliest adjacent rung (R0 → R1 → R2 → R3, "
+    "default skins) where first-sight commitment among commits rises by ≥ 30 points; rungs "
+    f"marked {INVALID_MARK} cannot trigger."
+)
+_INVALID_NOTE = (
+    f"{INVALID_MARK} invalid rung (the paper's rule): more than 10 % of its decision turns "
+    "were unresolved (counted as PASS)."
+)
+
+
 def ladder_table(cells: pd.DataFrame, dropped: int = 0) -> Table | None:
     """Policies × framings at one (B, K): the framing ladder."""
     if cells.empty:
@@ -463,12 +564,17 @@ def ladder_table(cells: pd.DataFrame, dropped: int = 0) -> Table | None:
         for framing in framings:
             hit = mine[mine["framing"] == framing]
             row[framing] = _cell_text(hit.iloc[0]) if len(hit) else ""
+        rungs = _ladder_rungs(mine)
+        row["trigger"] = (ladder_trigger(rungs) or "none") if len(rungs) > 1 else ""
         shown_rows.append(row)
     order = {p: i for i, p in enumerate(policies)}
     fr_order = {f: i for i, f in enumerate(framings)}
     data = sel.assign(_p=sel["policy"].map(order), _f=sel["framing"].map(fr_order))
     data = data.sort_values(["_p", "_f"]).drop(columns=["_p", "_f"]).reset_index(drop=True)
     notes = [_CELL_NOTE, "Reference policies (no model) are listed first, then models."]
+    notes.append(_TRIGGER_NOTE)
+    if any(_invalid(r) for r in data.to_dict("records")):
+        notes.append(_INVALID_NOTE)
     notes += _partial_notes(data.to_dict("records"))
     if dropped:
         notes.append(f"{dropped} duplicate episode(s) (same cell and seed) counted once.")
@@ -501,45 +607,144 @@ def paper_table() -> Table:
     )
 
 
+def _pct(value: float, digits: int = 0) -> str:
+    return "–" if value is None or math.isnan(value) else f"{100 * value:.{digits}f} %"
+
+
 def kappa_table(cells: pd.DataFrame) -> Table | None:
-    """Rows (framing, policy, B), columns K: pooled net score and first-sight rate."""
+    """One row per (framing, policy, B, K): hazard, net, optimum and regret first (the paper's
+    economic surface), then the pooled ratio and the other diagnostics."""
     if cells.empty or cells["cost"].nunique() < 2:
         return None
-    costs = sorted(cells["cost"].unique())
-    keys = sorted(
-        {(r.rung, r.skin, r.policy, r.budget) for r in cells.itertuples()},
-        key=lambda k: (_framing_order(k[0], k[1]), _policy_order(k[2]), k[3]),
+    data = cells.assign(
+        _f=[_framing_order(r, k) for r, k in zip(cells["rung"], cells["skin"], strict=True)],
+        _p=cells["policy"].map(_policy_order),
     )
-    shown_rows, ordered = [], []
-    for rung, skin, policy, budget in keys:
-        framing = framing_name(rung, skin)
-        mine = cells[
-            (cells["framing"] == framing)
-            & (cells["policy"] == policy)
-            & (cells["budget"] == budget)
-        ]
-        row = {"framing": framing, "policy": policy, "B": str(budget)}
-        for cost in costs:
-            hit = mine[mine["cost"] == cost]
-            row[f"K={cost:g}"] = _cell_text(hit.iloc[0]) if len(hit) else ""
-            if len(hit):
-                ordered.append(hit.iloc[0])
-        shown_rows.append(row)
-    data = pd.DataFrame(ordered).reset_index(drop=True)
+    data = data.sort_values(["_f", "_p", "budget", "cost"], kind="stable")
+    data = data.drop(columns=["_f", "_p"]).reset_index(drop=True)
+    shown_rows = []
+    for _, row in data.iterrows():
+        marks = (f" {INVALID_MARK}" if _invalid(row) else "") + (
+            f" {PARTIAL_MARK}" if row["partial"] else ""
+        )
+        score = "–" if math.isnan(row["score"]) else fmt_pm(row["score"], row["score_se"])
+        shown_rows.append(
+            {
+                "framing": row["framing"],
+                "policy": row["policy"],
+                "B": str(row["budget"]),
+                "K": f"{row['cost']:g}",
+                "hazard": _pct(row["first_sight_hazard"]) + marks,
+                "net": fmt_pm(row["net_mean"], row["net_se"], 1),
+                "optimum": f"{row['net_optimum_mean']:.1f}",
+                "regret": fmt_pm(row["regret_mean"], row["regret_se"], 1),
+                "score": score,
+                "first sight": _pct(row["first_sight_rate"]),
+                "budget use": _pct(row["budget_utilisation"]),
+                "zero-commit": _pct(row["zero_commit_incidence"]),
+                "n": str(row["episodes"]),
+            }
+        )
     framings = [r["framing"] for r in shown_rows]
     breaks = [i for i in range(1, len(framings)) if framings[i] != framings[i - 1]]
+    notes = [
+        "hazard: first-sight hazard, the committed share of eligible first-occurrence turns "
+        "(class untooled, budget left, reply resolved), pooled over turns, zero-commit episodes "
+        "included. net: mean net utility (collected − K · builds) ± SE; optimum: mean exact "
+        "hindsight net optimum; regret: mean optimum − net ± SE.",
+        "score: the pooled ratio Σ utility / Σ OPT ± SE (it degenerates as the optimum → 0 at "
+        "high K; no headline there); first sight: among commits; budget use: builds (and R3 "
+        "rebuilds) / B; zero-commit: share of episodes without a build.",
+        "K is the build charge; at K = 24 the optimum is to build nothing.",
+    ]
+    if any(_invalid(r) for r in data.to_dict("records")):
+        notes.append(_INVALID_NOTE)
+    notes += _partial_notes(data.to_dict("records"))
     return Table(
         "kappa",
-        "AlloBench build-charge sensitivity (net score vs the hindsight net optimum)",
+        "AlloBench build-charge sensitivity (hazard, net utility, optimum, regret)",
         data,
         pd.DataFrame(shown_rows),
-        [
-            _CELL_NOTE,
-            "K is the build charge; at K = 24 the optimum is to build nothing.",
-            *_partial_notes(data.to_dict("records")),
-        ],
+        notes,
         breaks,
-        text_columns=3,
+        text_columns=4,
+    )
+
+
+def _seed_rates(episodes: pd.DataFrame) -> dict[int, float | None]:
+    """Per seed: first-sight commits / commits (``None`` for a seed without commits)."""
+    return {
+        int(seed): (float(f) / int(n) if int(n) else None)
+        for seed, f, n in zip(
+            episodes["seed"], episodes["first_sight_commits"], episodes["n_commits"], strict=True
+        )
+    }
+
+
+def ladder_paired(episodes: pd.DataFrame, cells: pd.DataFrame) -> Table | None:
+    """Paired comparisons of adjacent rungs (default skins) per policy at the ladder's (B, K):
+    the paper's seed-paired bootstrap of first-sight commitment among commits (per-seed
+    differences later − earlier over the seeds both rungs ran with commits in both, 10,000
+    resamples, RNG seed 0, 95 % percentile interval). Only pairs that share seeds."""
+    if cells.empty:
+        return None
+    budget, cost = ladder_setting(cells)
+    sel = cells[(cells["budget"] == budget) & (cells["cost"] == cost)]
+    eps = episodes[(episodes["budget"] == budget) & (episodes["cost"] == cost)]
+    data_rows, shown_rows = [], []
+    for policy in sorted(dict.fromkeys(sel["policy"]), key=_policy_order):
+        mine = sel[sel["policy"] == policy]
+        rungs = _ladder_rungs(mine)
+        trigger = ladder_trigger(rungs)
+        base = eps[(eps["policy"] == policy) & (eps["skin"] == "default")]
+        for (a, rate_a, ok_a), (b, rate_b, ok_b) in itertools.pairwise(rungs):
+            ea, eb = base[base["framing"] == a], base[base["framing"] == b]
+            diff = paired_bootstrap(_seed_rates(ea), _seed_rates(eb))
+            if diff is None:
+                continue
+            data_rows.append(
+                {
+                    "policy": policy,
+                    "from": a,
+                    "to": b,
+                    "paired_seeds": diff.n,
+                    "diff_mean": diff.mean,
+                    "ci_lo": diff.lo,
+                    "ci_hi": diff.hi,
+                    "pooled_rise": rate_b - rate_a,
+                    "valid": ok_a and ok_b,
+                    "trigger": trigger == b,
+                }
+            )
+            shown_rows.append(
+                {
+                    "policy": policy,
+                    "rungs": f"{a} → {b}",
+                    "seeds": str(diff.n),
+                    "Δ first sight (points)": f"{100 * diff.mean:+.1f}",
+                    "95 % CI": f"[{100 * diff.lo:+.1f}, {100 * diff.hi:+.1f}]",
+                    "pooled rise": "–"
+                    if math.isnan(rate_b - rate_a)
+                    else f"{100 * (rate_b - rate_a):+.1f}",
+                    "trigger": "yes" if trigger == b else ("" if ok_a and ok_b else "invalid"),
+                }
+            )
+    if not data_rows:
+        return None
+    return Table(
+        "ladder_paired",
+        f"AlloBench ladder: paired rung differences (B = {budget}, K = {cost:g})",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [
+            "Δ first sight: mean over seeds of the later rung's first-sight share of commits "
+            "minus the earlier rung's (seeds without commits in either rung left out); 95 % "
+            "percentile interval of 10,000 paired seed-bootstrap resamples (RNG seed 0), as in "
+            "the paper.",
+            "pooled rise: difference of the rungs' pooled first-sight rates, which the "
+            "preregistered trigger (≥ 30 points, earliest adjacent pair) is read from.",
+        ],
+        text_columns=2,
     )
 
 
@@ -650,6 +855,7 @@ def build_report(
         lambda: table3(used),
         lambda: ladder_table(cells, dropped),
         lambda: paper_table() if not cells.empty else None,
+        lambda: ladder_paired(episodes, cells),
         lambda: kappa_table(cells),
     ]
     tables = [t for build in builders if (t := build()) is not None]

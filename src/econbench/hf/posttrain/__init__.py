@@ -5,9 +5,10 @@ What is trained is exactly what ``econbench allo eval-transfer`` measures on R0:
 
 - **The text.** Training episodes are played by ``econbench.allo.runner.play_episode`` through
   the evaluation framing (``get_framing("r0")``): the same system prompt, the same decision
-  texts, the same batched notices of automatic turns. ``gym_env``'s ``AlloBench-R0-v0``
-  renders its own text (it states the sighting count), which a model never sees in
-  evaluation, so it is not used here. The reskins, R1 and R2 then measure transfer.
+  texts, the same batched notices of automatic turns (``gym_env``'s ``AlloBench-R0-v0``
+  shows the same text one decision at a time; ``AlloBench-R0-Counting-v0``, which states
+  sighting counts, is not what a model sees in evaluation). The reskins, R1 and R2 then
+  measure transfer.
 - **The action.** In evaluation the model writes free text ending with ``DECISION: KEEP`` or
   ``DECISION: PASS``. Sampling hundreds of tokens for thousands of training decisions is out
   of reach on a CPU, so a decision is read at one position: the chat-template prompt of the

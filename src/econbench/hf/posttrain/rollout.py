@@ -26,7 +26,7 @@ from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import EpisodeResult
 from econbench.allo.runner import play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.stream import StreamConfig, generate_stream, stream_config_for
 from econbench.hf.posttrain.actions import ActionTokens, reply_text
 from econbench.hf.posttrain.returns import DecisionOutcome, score_decisions
 from econbench.hf.provider import render_prompt
@@ -205,7 +205,8 @@ def play_rollout(
 ) -> EpisodeRollout:
     """Play the R0 episode of ``stream_seed`` once, sampling actions with ``rng``."""
     framing = framing or get_framing("r0")
-    stream_config = (config or StreamConfig()).model_copy(update={"budget": budget})
+    # As the runner draws it by default: the config's own budget (3), whatever B is.
+    stream_config = stream_config_for(config or StreamConfig(), budget)
     stream = generate_stream(stream_seed, stream_config)
     actor = DecisionActor(policy, rng)
     was_training = policy.model.training
