@@ -167,15 +167,18 @@ def _check_ranges(name: str, p: dict) -> None:
     def within(v: int, lo: int, hi: int) -> bool:
         return isinstance(v, int) and lo <= v <= hi
 
+    # The ranges of the paper's scripts/theory/family_kit.py samplers (default profile).
     if name == "lcg":
         assert set(p) == {"x0", "a", "b", "modulus", "steps"}
         assert within(p["x0"], 50, 300) and within(p["a"], 200, 3000)
         assert within(p["b"], 100, 3000) and within(p["modulus"], 30000, 120000)
+        # _lcg_sampler: randint(2, 30) * m etc., so multiples of m
+        assert p["a"] % 100 == p["b"] % 100 == p["modulus"] % 100 == 0
         assert within(p["steps"], 6, 12)
     elif name == "modpow":
-        assert within(p["modulus"], 13700, 997300)
-        assert within(p["exponent"], 13, 33)  # max(10, 100/8) .. max(30, 100/3)
-        assert within(p["base"], 2, p["modulus"] - 1)
+        # _modpow_sampler: base and modulus each _scale(m), independent; exponent floor(m/8)..
+        assert within(p["modulus"], 13700, 997300) and within(p["base"], 13700, 997300)
+        assert within(p["exponent"], 12, 33)  # max(10, 100 // 8) .. max(30, 100 // 3)
     elif name == "continued_frac":
         assert 3 <= len(p["terms"]) <= 4
         assert all(within(a, 1100, 12000) for a in p["terms"])
@@ -188,10 +191,12 @@ def _check_ranges(name: str, p: dict) -> None:
     elif name == "josephus":
         assert within(p["n"], 80, 200) and within(p["k"], 3, 9)
     elif name == "quadratic_map_mod":
-        assert within(p["modulus"], 30000, 120000) and within(p["steps"], 15, 30)
-        assert within(p["x0"], 2, p["modulus"] - 1) and within(p["c"], 1, p["modulus"] - 1)
+        # _quadmap_sampler: x0, c, modulus each _scale(m), independent
+        assert within(p["modulus"], 13700, 997300) and within(p["steps"], 15, 30)
+        assert within(p["x0"], 13700, 997300) and within(p["c"], 13700, 997300)
     elif name == "xorshift_steps":
-        assert within(p["seed"], 1, 2**32 - 1) and within(p["steps"], 12, 25)
+        # _xorshift_sampler: the seed is at least 2^20
+        assert within(p["seed"], 2**20, 2**32 - 1) and within(p["steps"], 12, 25)
         assert p["a"] in (11, 13) and p["b"] in (7, 9) and p["c"] in (15, 17)
     elif name == "matrix_power_mod":
         assert len(p["matrix"]) == 2 and all(len(row) == 2 for row in p["matrix"])
@@ -217,11 +222,29 @@ def test_magnitude_scales_the_ranges() -> None:
     rng = np.random.default_rng(5)
     for _ in range(100):
         p = get_family("josephus").generate(rng, 10)
-        assert 8 <= p["n"] <= 20
+        assert 10 <= p["n"] <= 20  # the paper's floors: max(10, 0.8 m) .. max(20, 2 m)
         p = get_family("lcg").generate(rng, 10)
-        assert 3000 <= p["modulus"] <= 12000
+        assert 3000 <= p["modulus"] <= 12000 and p["modulus"] % 10 == 0
+        p = get_family("crt_solve").generate(rng, 1000)
+        assert 7 <= len(p["moduli"]) <= 8  # 4 + (1000 - 100) // 300 = 7, up to 8
     with pytest.raises(ValueError):
         get_family("lcg").generate(rng, 0)
+
+
+def test_answers_beyond_2_53_are_exact_ints() -> None:
+    """crt_solve and continued_frac answers reach past 2^53; they stay exact Python ints."""
+    rng = np.random.default_rng(3)
+    for name in ("crt_solve", "continued_frac"):
+        family = get_family(name)
+        params = [family.generate(rng) for _ in range(2000)]
+        answers = [family.solve(p) for p in params]
+        assert all(type(a) is int for a in answers)
+        big = [(p, a) for p, a in zip(params, answers, strict=True) if a > 2**53]
+        assert big
+        p, a = big[0]
+        assert json.loads(json.dumps(a)) == a  # survives JSON exactly
+        if name == "crt_solve":
+            assert all(a % q == r for q, r in zip(p["moduli"], p["residues"], strict=True))
 
 
 def test_ranges_hit_both_ends() -> None:

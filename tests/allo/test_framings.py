@@ -67,10 +67,31 @@ def test_r0_system_prompt_states_the_rules() -> None:
     assert "60 balls are drawn" in text and "You have 3 keeps" in text
     assert "every later ball of the same colour" in text
     assert "DECISION: KEEP" in text and "DECISION: PASS" in text
-    assert "costs" not in text  # no charge, no cost sentence
+    # The paper's economic-surface prompt (urn_common.render_system, charge=0) states the
+    # charge at K = 0 too, so every charge cell has the same prompt structure.
+    sentence = "Keeping also costs 0 points, deducted once when you keep; passing costs nothing."
+    assert sentence in text
+    assert "When a ball is drawn" in text
 
 
-def test_r0_cost_sentence_only_when_charged() -> None:
+def test_r0_cost_sentence_can_be_left_out_at_k0() -> None:
+    """``state_cost=False``: the paper's K = 0 framing-ladder prompt (charge=None) has none."""
+    framing, ep = _episode("r0", state_cost=False)
+    assert "costs" not in ep.system_prompt()
+    assert framing.describe()["state_cost"] is False
+    _, ep = _episode("r0", cost=10, state_cost=False)
+    assert "costs 10 points" in ep.system_prompt()  # a charge is always stated
+
+
+def test_r0_quiver_articles() -> None:
+    """The paper's 2026-07-09 fix (urn_common._art): "an arrow", never "a arrow"."""
+    _, ep = _episode("r0", skin="quiver")
+    text = ep.system_prompt()
+    assert "When an arrow is drawn" in text and "a arrow" not in text
+    assert "a quiver of arrows" in text
+
+
+def test_r0_cost_sentence_when_charged() -> None:
     _, ep = _episode("r0", cost=10, budget=1)
     text = ep.system_prompt()
     assert (
@@ -79,6 +100,8 @@ def test_r0_cost_sentence_only_when_charged() -> None:
     assert "You have 1 keep." in text
     _, ep = _episode("r0", cost=2.5)
     assert "costs 2.5 points" in ep.system_prompt()
+    _, ep = _episode("r0", cost=1)
+    assert "costs 1 point," in ep.system_prompt()
 
 
 def test_r0_turn_texts() -> None:

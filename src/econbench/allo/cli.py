@@ -454,3 +454,23 @@ from econbench.allo.yardstick_cli import register as _register_yardstick  # noqa
 
 _register_yardstick(app)
 _register_train(app)
+
+
+@app.command("import")
+def import_paper(
+    path: Annotated[Path, typer.Argument(help="A folder of the paper's stored runs (runs/).")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the cells.")] = Path(
+        "runs/paper"
+    ),
+) -> None:
+    """Turn the paper's stored sessions into AlloBench cells (see allo/paper_import.py)."""
+    from econbench.allo.paper_import import PaperImportError, import_runs
+
+    def warn(message: str) -> None:
+        typer.echo(f"warning: {message}", err=True)
+
+    try:
+        written = import_runs(path, out, warn)
+    except PaperImportError as exc:
+        _fail(str(exc))
+    typer.echo(f"imported {len(written)} cells into {out}")

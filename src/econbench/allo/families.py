@@ -10,27 +10,30 @@ with different algorithms on purpose, so a test that compares them checks someth
 Class id ``c`` uses ``FAMILIES[c % 8]``; every occurrence of a class gets fresh parameters
 from ``instance_for(seed, t, cls)``, seeded by ``np.random.default_rng([seed, t, cls, SALT])``.
 
-Ranges, with instance magnitude ``m`` (default 100). The spec writes ``2–30·m``; we read the
-factor ``m`` as applying to both ends (``[2m, 30m]``), like ``11m–120m``. Fractional bounds
-are rounded inwards (lower bound up, upper bound down). Where the spec is silent we chose:
+Ranges, with instance magnitude ``m`` (default 100), as the paper's
+``scripts/theory/family_kit.py`` samplers draw them (its default "haiku" profile);
+``scale(m)`` is its ``_scale``, a uniform integer in [137m, 9973m]. Only the random generator
+differs (numpy here, ``random.Random`` there), so the instances are different draws from the
+same distributions. Answers can exceed 2^53 (crt_solve, continued_frac): they are Python ints.
 
-- ``lcg``: x0 in [50, 300], a in [2m, 30m], b in [m, 30m], modulus in [300m, 1200m],
-  steps in [6, 12]; answer = x after ``steps`` applications of x <- (a*x + b) mod modulus.
-- ``modpow``: modulus in [137m, 9973m] (any integer, not necessarily prime), base in
-  [2, modulus - 1] (so the base is already reduced and never trivially 0 or 1), exponent in
-  [max(10, m/8), max(30, m/3)] = [13, 33] at m = 100; answer = base^exponent mod modulus.
+- ``lcg``: x0 in [50, 300], a = m·[2, 30], b = m·[1, 30], modulus = m·[300, 1200] (multiples
+  of m), steps in [6, 12]; answer = x after ``steps`` applications of x <- (a*x + b) mod modulus.
+- ``modpow``: base and modulus each scale(m), drawn independently (the modulus is any integer,
+  the base may exceed it), exponent in [max(10, m // 8), max(30, m // 3)] = [12, 33] at
+  m = 100; answer = base^exponent mod modulus.
 - ``continued_frac``: 3–4 terms, each in [11m, 120m]; answer = the numerator of
   [a0; a1, ..., ak] written as a fraction in lowest terms (convergent numerators are always
   coprime to their denominators, so "final convergent numerator" is the same number).
-- ``crt_solve``: 4–5 distinct primes in [101, 3000], residues r_i in [0, p_i - 1]; answer =
-  the smallest non-negative x with x ≡ r_i (mod p_i) for all i (unique below the product).
-- ``josephus``: n in [0.8m, 2m], k in [3, 9]; people numbered 1..n stand in a circle,
-  counting starts at person 1 and every k-th person leaves; answer = the 1-based number of
-  the survivor (so josephus(7, 3) = 4).
-- ``quadratic_map_mod``: modulus in [300m, 1200m], x0 in [2, modulus - 1], c in
-  [1, modulus - 1], steps in [15, 30]; answer = x after ``steps`` applications of
+- ``crt_solve``: 4–5 distinct primes (one more per 300 of m above 100) in [101, 3000],
+  residues r_i in [0, p_i - 1]; answer = the smallest non-negative x with x ≡ r_i (mod p_i)
+  for all i (unique below the product).
+- ``josephus``: n in [max(10, floor(0.8m)), max(20, 2m)], k in [3, 9]; people numbered 1..n
+  stand in a circle, counting starts at person 1 and every k-th person leaves; answer = the
+  1-based number of the survivor (so josephus(7, 3) = 4).
+- ``quadratic_map_mod``: x0, c and modulus each scale(m), drawn independently (x0 and c may
+  exceed the modulus), steps in [15, 30]; answer = x after ``steps`` applications of
   x <- (x*x + c) mod modulus.
-- ``xorshift_steps``: 32-bit seed in [1, 2^32 - 1], a in {11, 13}, b in {7, 9},
+- ``xorshift_steps``: 32-bit seed in [2^20, 2^32 - 1], a in {11, 13}, b in {7, 9},
   c in {15, 17}, steps in [12, 25]; one step is x ^= x << a; x ^= x >> b; x ^= x << c,
   each result masked to 32 bits; answer = the state after ``steps`` steps.
 - ``matrix_power_mod``: a 2x2 matrix with entries in [2, 40], power in [25, 45], modulus in
@@ -55,10 +58,6 @@ SALT = 0xA110_FA31
 DEFAULT_MAGNITUDE = 100
 
 Params = dict[str, Any]
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _randint(rng: np.random.Generator, lo: int, hi: int) -> int:
@@ -119,18 +118,20 @@ class Instance:
 
 
 def _lcg_ranges(m: int) -> dict[str, tuple[int, int]]:
-    return {
-        "x0": (50, 300),
-        "a": (2 * m, 30 * m),
-        "b": (m, 30 * m),
-        "modulus": (300 * m, 1200 * m),
-        "steps": (6, 12),
-    }
+    """a, b and modulus are ``m`` times a uniform integer in these ranges (the paper's
+    ``family_kit._lcg_sampler``: ``randint(2, 30) * m`` etc.); x0 and steps are not scaled."""
+    return {"x0": (50, 300), "a": (2, 30), "b": (1, 30), "modulus": (300, 1200), "steps": (6, 12)}
+
+
+_LCG_SCALED = ("a", "b", "modulus")
 
 
 def _lcg_generate(rng: np.random.Generator, m: int) -> Params:
     r = _lcg_ranges(m)
-    return {k: _randint(rng, *r[k]) for k in ("x0", "a", "b", "modulus", "steps")}
+    return {
+        k: _randint(rng, *r[k]) * (m if k in _LCG_SCALED else 1)
+        for k in ("x0", "a", "b", "modulus", "steps")
+    }
 
 
 def _lcg_solve(p: Params) -> int:
@@ -168,17 +169,21 @@ def solve(inputs: dict) -> int:
 
 
 def _modpow_ranges(m: int) -> dict[str, tuple[int, int]]:
+    """The paper's ``_modpow_sampler``: base and modulus each ``_scale(m)`` = [137m, 9973m],
+    drawn independently (so the base may exceed the modulus), exponent in
+    [max(10, m // 8), max(30, m // 3)]."""
     return {
+        "base": (137 * m, 9973 * m),
         "modulus": (137 * m, 9973 * m),
-        "exponent": (max(10, _ceil_div(m, 8)), max(30, m // 3)),
+        "exponent": (max(10, m // 8), max(30, m // 3)),
     }
 
 
 def _modpow_generate(rng: np.random.Generator, m: int) -> Params:
     r = _modpow_ranges(m)
-    modulus = _randint(rng, *r["modulus"])
-    base = _randint(rng, 2, modulus - 1)
+    base = _randint(rng, *r["base"])
     exponent = _randint(rng, *r["exponent"])
+    modulus = _randint(rng, *r["modulus"])
     return {"base": base, "exponent": exponent, "modulus": modulus}
 
 
@@ -263,11 +268,13 @@ _CRT_PRIMES = _primes_between(*_CRT_PRIME_RANGE)
 
 
 def _crt_ranges(m: int) -> dict[str, tuple[int, int]]:
-    return {"n_primes": (4, 5), "prime": _CRT_PRIME_RANGE}
+    """The paper's ``_crt_sampler``: 4–5 congruences at m = 100, one more per 300 above it."""
+    lo = 4 + max(0, (m - 100) // 300)
+    return {"n_primes": (lo, min(lo + 1, len(_CRT_PRIMES))), "prime": _CRT_PRIME_RANGE}
 
 
 def _crt_generate(rng: np.random.Generator, m: int) -> Params:
-    n = _randint(rng, 4, 5)
+    n = _randint(rng, *_crt_ranges(m)["n_primes"])
     idx = rng.choice(len(_CRT_PRIMES), size=n, replace=False)
     primes = [int(_CRT_PRIMES[i]) for i in idx]
     residues = [_randint(rng, 0, p - 1) for p in primes]
@@ -305,7 +312,8 @@ def solve(inputs: dict) -> int:
 
 
 def _josephus_ranges(m: int) -> dict[str, tuple[int, int]]:
-    return {"n": (_ceil_div(4 * m, 5), 2 * m), "k": (3, 9)}
+    # the paper's _josephus_sampler: [max(10, int(0.8 m)), max(20, int(2 m))]
+    return {"n": (max(10, (4 * m) // 5), max(20, 2 * m)), "k": (3, 9)}
 
 
 def _josephus_generate(rng: np.random.Generator, m: int) -> Params:
@@ -343,18 +351,15 @@ def solve(inputs: dict) -> int:
 
 
 def _qmap_ranges(m: int) -> dict[str, tuple[int, int]]:
-    return {"modulus": (300 * m, 1200 * m), "steps": (15, 30)}
+    """The paper's ``_quadmap_sampler``: x0, c and modulus each ``_scale(m)`` = [137m, 9973m],
+    drawn independently (x0 and c may exceed the modulus), steps in [15, 30]."""
+    scale = (137 * m, 9973 * m)
+    return {"x0": scale, "c": scale, "modulus": scale, "steps": (15, 30)}
 
 
 def _qmap_generate(rng: np.random.Generator, m: int) -> Params:
     r = _qmap_ranges(m)
-    modulus = _randint(rng, *r["modulus"])
-    return {
-        "x0": _randint(rng, 2, modulus - 1),
-        "c": _randint(rng, 1, modulus - 1),
-        "modulus": modulus,
-        "steps": _randint(rng, *r["steps"]),
-    }
+    return {k: _randint(rng, *r[k]) for k in ("x0", "c", "modulus", "steps")}
 
 
 def _qmap_solve(p: Params) -> int:
@@ -389,12 +394,13 @@ _MASK32 = 0xFFFF_FFFF
 
 
 def _xorshift_ranges(m: int) -> dict[str, tuple[int, int]]:
-    return {"seed": (1, _MASK32), "steps": (12, 25)}
+    # the paper's _xorshift_sampler: the seed is at least 2^20
+    return {"seed": (1 << 20, _MASK32), "steps": (12, 25)}
 
 
 def _xorshift_generate(rng: np.random.Generator, m: int) -> Params:
     return {
-        "seed": _randint(rng, 1, _MASK32),
+        "seed": _randint(rng, *_xorshift_ranges(m)["seed"]),
         "a": int(rng.choice([11, 13])),
         "b": int(rng.choice([7, 9])),
         "c": int(rng.choice([15, 17])),

@@ -10,19 +10,20 @@ shown as one-line notices ("Draw 7 of 60: a red ball appears — you already kee
 collected.") at the top of the next question, so a model is asked only when it must decide;
 each such draw still gets its own per-turn record.
 
-The reply parser (:func:`parse_decision`) is deliberately strict about *where* the decision is
-and lenient about *how* it is typed:
+The reply parser (:func:`parse_decision`) follows the paper's rule
+(``scripts/ladder/urn_session.py`` ``parse_decision``), in priority order:
 
-1. Markdown emphasis/code marks (``* _ ` # >``) are removed, full-width colons normalised.
-2. The decision is the **last** ``DECISION`` marker in the text, followed by an optional
-   separator (``:``, ``=``, ``-``, dashes) and a word; matching ignores case.
-3. That word must be KEEP or PASS (brackets and quotes around it are fine).
-4. Nothing but punctuation/whitespace may follow it on its line ("DECISION: KEEP or PASS" and
-   "DECISION: KEEP/PASS" are ambiguous), and no later line may contain a letter or digit
-   (the reply must *end* with the decision).
+1. ``tag``: the **last** ``DECISION: KEEP|PASS`` anywhere in the reply (case ignored; as in the
+   paper no word boundary follows, so "DECISION: KEEPING" reads KEEP and "DECISION: KEEP or PASS"
+   reads KEEP). Before matching, markdown emphasis/code marks (``* _ ` # >``) are removed and
+   full-width colons normalised, so "**DECISION:** PASS" is a tag too — the only place this parser
+   is more lenient than the paper's (the paper would reach the same word through step 3 unless an
+   earlier bare KEEP/PASS appears).
+2. ``lead``: a KEEP/PASS token leading the reply (after any non-word characters).
+3. ``scan``: the first standalone KEEP/PASS token anywhere.
 
-Anything else — no marker, a refusal, an empty reply — counts as PASS and is flagged
-unresolved, with the reason recorded.
+A reply with none of these — no KEEP/PASS token at all, a refusal, an empty reply — counts as
+PASS and is flagged unresolved (the paper's ``default``), with the reason recorded.
 """
 
 from __future__ import annotations
@@ -52,11 +53,15 @@ from econbench.allo.stream import Stream
 
 @dataclass(frozen=True)
 class ParsedDecision:
-    """A reply read as a decision: ``keep`` (False = PASS), resolved, and why not."""
+    """A reply read as a decision: ``keep`` (False = PASS), resolved, why not, and how it was read.
+
+    ``how`` is the paper's label: ``tag``, ``lead``, ``scan`` or ``default`` (unresolved).
+    """
 
     keep: bool
     resolved: bool
     reason: str | None = None
+    how: str = "default"
 
     @property
     def word(self) -> str:
@@ -64,34 +69,34 @@ class ParsedDecision:
 
 
 _MARKUP = re.compile(r"[*_`#>~]")
-_MARKER = re.compile(r"\bdecision\b\s*(?:[:=\-–—]+\s*)?[\[\(\"'“‘]*\s*([a-z]*)", re.I)
-_ALNUM = re.compile(r"[^\W_]")
+_TAG = re.compile(r"DECISION:\s*(KEEP|PASS)", re.I)
+_LEAD = re.compile(r"[\W]*(KEEP|PASS)\b", re.I)
+_SCAN = re.compile(r"\b(KEEP|PASS)\b", re.I)
 
 
 def parse_decision(text: str | None) -> ParsedDecision:
-    """Read a free-text R0 reply; unparseable replies are an unresolved PASS."""
-    if text is None or not text.strip():
+    """Read a free-text R0 reply as the paper does; unparseable replies are an unresolved PASS."""
+    t = (text or "").strip()
+    if not t:
         return ParsedDecision(False, False, "empty reply")
-    clean = _MARKUP.sub("", text).replace("：", ":")
-    matches = list(_MARKER.finditer(clean))
-    if not matches:
-        return ParsedDecision(False, False, "no DECISION line")
-    last = matches[-1]
-    word = last.group(1).lower()
-    if word not in ("keep", "pass"):
-        shown = last.group(1) or "nothing"
-        return ParsedDecision(False, False, f"DECISION followed by {shown!r}, not KEEP or PASS")
-    line_end = clean.find("\n", last.end())
-    rest_of_line = clean[last.end() : None if line_end < 0 else line_end]
-    if _ALNUM.search(rest_of_line):
-        return ParsedDecision(False, False, f"ambiguous decision line: {rest_of_line.strip()!r}")
-    after = "" if line_end < 0 else clean[line_end:]
-    if _ALNUM.search(after):
-        return ParsedDecision(False, False, "text after the DECISION line")
-    return ParsedDecision(word == "keep", True, None)
+    hits = _TAG.findall(_MARKUP.sub("", t).replace("：", ":"))
+    if hits:
+        return ParsedDecision(hits[-1].lower() == "keep", True, None, "tag")
+    lead = _LEAD.match(t)
+    if lead:
+        return ParsedDecision(lead.group(1).lower() == "keep", True, None, "lead")
+    scan = _SCAN.search(t)
+    if scan:
+        return ParsedDecision(scan.group(1).lower() == "keep", True, None, "scan")
+    return ParsedDecision(False, False, "no KEEP/PASS token")
 
 
 # -- skins -----------------------------------------------------------------------------------
+
+
+def article(word: str) -> str:
+    """ "a" or "an" before ``word`` (the paper's ``urn_common._art``: "an arrow", not "a arrow")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 @dataclass(frozen=True)
@@ -109,8 +114,7 @@ class Skin:
     labels: tuple[str, ...]
 
     def sighting_of(self, label: str) -> str:
-        article = "an" if label[:1].lower() in "aeiou" else "a"
-        return Template(self.sighting).substitute(label=label, a=article)
+        return Template(self.sighting).substitute(label=label, a=article(label))
 
     def ref_of(self, label: str) -> str:
         return Template(self.label_ref).substitute(label=label)
@@ -157,15 +161,24 @@ class UrnEpisode(FramingEpisode):
     def system_prompt(self) -> str:
         s = self.skin
         cost_rule = ""
-        if self.cost > 0:
-            cost_rule = " " + render("r0_cost_rule", cost=format_cost(self.cost))
+        if self.cost > 0 or self.framing.state_cost:
+            # As the paper's economic surface (urn_common.render_system with charge=0): the
+            # sentence is there at K = 0 too ("costs 0 points"), so the prompt's structure is the
+            # same in every charge cell.
+            amount = format_cost(self.cost)
+            cost_rule = " " + render(
+                "r0_cost_rule", cost=amount, points="point" if amount == "1" else "points"
+            )
         n = self.stream.config.n_classes
         return render(
             "r0_system",
             container=s.container,
+            a_container=article(s.container),
+            a_label_kind=article(s.label_kind),
             items=s.items,
             items_cap=s.items.capitalize(),
             item=s.item,
+            a_item=article(s.item),
             label_kind=s.label_kind,
             label_kinds=s.label_kinds,
             label_list=", ".join(s.labels[:n]),
@@ -203,7 +216,7 @@ class UrnEpisode(FramingEpisode):
             commit=parsed.keep,
             resolved=parsed.resolved,
             reason=parsed.reason,
-            record={"parsed": parsed.word},
+            record={"parsed": parsed.word, "how": parsed.how},
         )
 
 
@@ -217,8 +230,12 @@ class UrnFraming(Framing):
     max_calls_per_turn = 1
     reply_style = "text"
 
-    def __init__(self, skin: str = "default") -> None:
+    def __init__(self, skin: str = "default", state_cost: bool = True) -> None:
+        """``state_cost``: state the keep charge even at K = 0 (the paper's economic-surface
+        prompt); False states it only when K > 0 (the paper's K = 0 framing-ladder prompt,
+        ``render_system`` with ``charge=None``, has no cost sentence)."""
         self.skin = get_skin(skin)
+        self.state_cost = bool(state_cost)
 
     def episode(self, stream: Stream, cost: float, budget: int) -> UrnEpisode:
         n = stream.config.n_classes
@@ -230,4 +247,4 @@ class UrnFraming(Framing):
         return ObservationReader(list(self.skin.labels), _R0_HEAD)
 
     def describe(self) -> dict[str, object]:
-        return {**super().describe(), "skin": self.skin.name}
+        return {**super().describe(), "skin": self.skin.name, "state_cost": self.state_cost}
