@@ -92,6 +92,14 @@ def render_r0(view: GameView) -> str:
     )
 
 
+def game_over_text(result: EpisodeResult, items: str) -> str:
+    """The last observation of a text env."""
+    return (
+        f"The game is over. You collected {result.collected} {items} with "
+        f"{len(result.commits)} keep(s); net score {result.utility:g}."
+    )
+
+
 def features_from_view(view: GameView, early_window: int) -> np.ndarray:
     """The numeric observation (see the module docstring)."""
     T = view.n_tasks
@@ -259,11 +267,7 @@ class AlloR0Env(_AlloEnvBase):
     def _observe(self) -> str:
         assert self.game is not None
         if self.game.done:
-            r = self.game.result()
-            return (
-                f"The game is over. You collected {r.collected} of the {self.framing.skin.items} "
-                f"with {len(r.commits)} keep(s); net score {r.utility:g}."
-            )
+            return game_over_text(self.game.result(), self.framing.skin.items)
         notices = [a.notice for a in self.episode.auto_turns(self._pending_auto, True)]
         self._pending_auto = []
         text = self.episode.begin_turn(self.game.turn(), self.game.budget_left)
@@ -288,11 +292,7 @@ class AlloR0CountingEnv(_AlloEnvBase):
     def _observe(self) -> str:
         assert self.game is not None
         if self.game.done:
-            r = self.game.result()
-            return (
-                f"The game is over. You collected {r.collected} balls with "
-                f"{len(r.commits)} keep(s); net score {r.utility:g}."
-            )
+            return game_over_text(self.game.result(), "balls")
         return render_r0(self.game.view())
 
 

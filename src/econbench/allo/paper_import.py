@@ -40,7 +40,7 @@ from econbench import __version__
 from econbench.allo.families import FAMILY_NAMES
 from econbench.allo.game import EpisodeResult, Game
 from econbench.allo.metrics import summarize
-from econbench.allo.runner import SCHEMA_VERSION, _seed_text, safe_name
+from econbench.allo.runner import SCHEMA_VERSION, _seed_text, outcome_fields, safe_name
 from econbench.allo.stream import Stream, StreamConfig
 from econbench.jsonio import json_line
 from econbench.runs.layout import CONFIG, EPISODES, META, SUMMARY
@@ -303,16 +303,7 @@ def replay_episode(
             "classes": list(stream.classes),
             "labels": labels,
         },
-        "collected": result.collected,
-        "utility": result.utility,
-        "opt": result.opt,
-        "score": result.utility / result.opt if result.opt > 0 else None,
-        "commits": [c.__dict__ for c in result.commits],
-        "first_sight_commits": sum(c.first_sight for c in result.commits),
-        "decision_turns": sum(1 for rec in turns if rec["kind"] == "decision"),
-        "unresolved_turns": sum(1 for rec in turns if rec.get("resolved") is False),
-        "tokens": dict(sorted(tokens.items())),
-        "result": result.to_dict(),
+        **outcome_fields(result, turns, tokens),
         "source": {"path": str(where), "model_key": session.get("model_key")},
         "turns": turns,
     }

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -277,7 +277,6 @@ def play_episode(
             s.turns.append(rec)
     s.turns.sort(key=lambda rec: rec["t"])
     result = game.result()
-    unresolved = sum(1 for rec in s.turns if rec.get("resolved") is False)
     record: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
         "seed": stream.seed,
@@ -293,20 +292,30 @@ def play_episode(
             "classes": list(stream.classes),
             "labels": [ep.label(c) for c in range(stream.config.n_classes)],
         },
+        **outcome_fields(result, s.turns, s.tokens),
+        **ep.episode_record(),
+        "turns": s.turns,
+    }
+    return Episode(result=result, record=record)
+
+
+def outcome_fields(
+    result: EpisodeResult, turns: list[dict[str, Any]], tokens: Mapping[str, int]
+) -> dict[str, Any]:
+    """The part of an episode record that states its outcome (the runner's and the paper
+    importer's records share it)."""
+    return {
         "collected": result.collected,
         "utility": result.utility,
         "opt": result.opt,
         "score": result.utility / result.opt if result.opt > 0 else None,
         "commits": [c.__dict__ for c in result.commits],
         "first_sight_commits": sum(c.first_sight for c in result.commits),
-        "decision_turns": sum(1 for rec in s.turns if rec["kind"] == "decision"),
-        "unresolved_turns": unresolved,
-        "tokens": dict(sorted(s.tokens.items())),
+        "decision_turns": sum(1 for rec in turns if rec["kind"] == "decision"),
+        "unresolved_turns": sum(1 for rec in turns if rec.get("resolved") is False),
+        "tokens": dict(sorted(tokens.items())),
         "result": result.to_dict(),
-        **ep.episode_record(),
-        "turns": s.turns,
     }
-    return Episode(result=result, record=record)
 
 
 # -- cells: one configuration over many seeds -------------------------------------------------

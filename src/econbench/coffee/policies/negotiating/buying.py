@@ -20,9 +20,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from econbench.agents.policy import Routine
+from econbench.agents.tools import ToolCall
 from econbench.coffee.policies.common import call, ok
 from econbench.coffee.policies.negotiating import memory as mem
 from econbench.coffee.policies.proposals import Proposal
@@ -76,6 +78,23 @@ class Buyer:
             share[item][seller] = round(level, 4)
         pending = {o["offer_id"] for o in observation.get("offers_out", [])}
         mem.check_promises_got(self.memory, day, pending)
+
+    def bid(
+        self, lst: dict[str, Any], price: float, need: int, budget: dict[str, float]
+    ) -> Generator[ToolCall, dict[str, Any], int | None]:
+        """Bid ``price`` on a listing for what is needed and affordable; returns the kg bid
+        (0 if the offer was refused), or None when nothing could be bid at all."""
+        qty = min(lst["qty"], need, int(budget["headroom"]), int(budget["cash"] // price))
+        if qty <= 0:
+            return None
+        result = yield call(
+            "make_offer", listing_id=lst["listing_id"], offered_price=price, qty=qty
+        )
+        if not ok(result):
+            return 0
+        budget["headroom"] -= qty
+        budget["cash"] -= qty * price
+        return qty
 
     def buy(
         self,
@@ -135,16 +154,10 @@ class Buyer:
             price = plan.get(lst["listing_id"])
             if price is None:
                 continue
-            qty = min(lst["qty"], need, int(budget["headroom"]), int(budget["cash"] // price))
-            if qty <= 0:
+            bought = yield from self.bid(lst, price, need, budget)
+            if bought is None:
                 break
-            result = yield call(
-                "make_offer", listing_id=lst["listing_id"], offered_price=price, qty=qty
-            )
-            if ok(result):
-                need -= qty
-                budget["headroom"] -= qty
-                budget["cash"] -= qty * price
+            need -= bought
 
     def answer_sell(
         self,

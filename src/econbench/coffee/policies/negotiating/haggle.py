@@ -23,7 +23,7 @@ import numpy as np
 
 from econbench.agents.policy import Routine
 from econbench.coffee.config import RETAIL_ITEMS
-from econbench.coffee.policies.common import call, ok
+from econbench.coffee.policies.common import call
 from econbench.coffee.policies.negotiating import memory as mem
 from econbench.coffee.policies.negotiating.roaster import NegotiatingRoaster
 from econbench.coffee.policies.negotiating.valuations import ROASTED, ROASTED_SPECIALTY
@@ -101,16 +101,8 @@ class HaggleRoaster(NegotiatingRoaster):
                 if f"{x['seller']}|{green}" in state["agreed"]
             ]
             for price, lst in sorted(agreed, key=lambda t: (t[0], t[1]["listing_id"])):
-                qty = min(lst["qty"], need, int(budget["headroom"]), int(budget["cash"] // price))
-                if qty <= 0 or price > top:
-                    continue
-                result = yield call(
-                    "make_offer", listing_id=lst["listing_id"], offered_price=price, qty=qty
-                )
-                if ok(result):
-                    need -= qty
-                    budget["headroom"] -= qty
-                    budget["cash"] -= qty * price
+                if price <= top:
+                    need -= (yield from self.bid(lst, price, need, budget)) or 0
             if need <= 0:
                 continue
             for lst in mine:
