@@ -10,13 +10,16 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from econbench.allo.game import Commit, EpisodeResult
 from econbench.allo.metrics import (
     first_sight_turns,
     paired_bootstrap,
+    paired_ratio_bootstrap,
     percentile,
+    pooled_ratio_ci,
     summarize,
 )
 from econbench.allo.runner import CellSpec, play_cell
@@ -211,6 +214,38 @@ def test_paired_bootstrap_defaults_are_the_papers() -> None:
     assert paired_bootstrap({1: 0.0}, {2: 1.0}) is None
 
 
+def test_paired_ratio_bootstrap_by_hand() -> None:
+    # Two seeds; arm A commits (first, all) = (1, 2), (0, 2); arm B (2, 2), (0, 0): seed 2 of B
+    # has no commit and adds nothing. Re-pooled: A 1/4, B 2/2 → difference 0.75.
+    a, b = ([1.0, 0.0], [2.0, 2.0]), ([2.0, 0.0], [2.0, 0.0])
+    d = paired_ratio_bootstrap(a, b, n_boot=3)
+    assert d is not None and d.n == 2 and d.mean == pytest.approx(0.75)
+    idx = np.random.default_rng(0).integers(0, 2, size=(3, 2))  # the paper's resampler
+    boot = [
+        sum(b[0][i] for i in row) / sum(b[1][i] for i in row)
+        - sum(a[0][i] for i in row) / sum(a[1][i] for i in row)
+        for row in idx
+        if sum(b[1][i] for i in row) > 0
+    ]
+    assert (d.lo, d.hi) == (
+        pytest.approx(float(np.percentile(boot, 2.5))),
+        pytest.approx(float(np.percentile(boot, 97.5))),
+    )
+    assert paired_ratio_bootstrap(([0.0], [0.0]), ([1.0], [1.0])) is None
+
+
+def test_pooled_ratio_ci_is_the_papers_boot_ratio_ci() -> None:
+    num, den = [1.0, 0.0, 3.0], [2.0, 0.0, 3.0]
+    d = pooled_ratio_ci(num, den)
+    assert d is not None and d.mean == pytest.approx(0.8)
+    idx = np.random.default_rng(0).integers(0, 3, size=(10_000, 3))
+    n, m = np.array(num)[idx].sum(1), np.array(den)[idx].sum(1)
+    ratios = (n[m > 0] / m[m > 0]).tolist()
+    assert d.lo == pytest.approx(float(np.percentile(ratios, 2.5)))
+    assert d.hi == pytest.approx(float(np.percentile(ratios, 97.5)))
+    assert pooled_ratio_ci([0.0], [0.0]) is None
+
+
 # -- the ladder's trigger and validity rules ------------------------------------------------------
 
 
@@ -259,14 +294,15 @@ def test_ladder_report_trigger_validity_and_paired_differences(tmp_path: Path) -
     assert any("more than 10 %" in n for n in ladder.notes)
     paired = next(t for t in report.tables if t.name == "ladder_paired")
     data = paired.data.set_index("to")
-    # r0 → r1: seed 1: 0.5 − 0 = +0.5, seed 2: 0 − 0.5 = −0.5 → mean 0
+    # the paper's estimand: difference of re-pooled ratios, r0 1/4 → r1 1/4 = 0
     assert data.loc["r1", "paired_seeds"] == 2 and data.loc["r1", "diff_mean"] == 0.0
-    want = paired_bootstrap({1: 0.0, 2: 0.5}, {1: 0.5, 2: 0.0})
+    want = paired_ratio_bootstrap(([0.0, 1.0], [2.0, 2.0]), ([1.0, 0.0], [2.0, 2.0]))
     assert want is not None
     assert (data.loc["r1", "ci_lo"], data.loc["r1", "ci_hi"]) == (want.lo, want.hi)
-    # r1 → r2: seed 1: 1 − 0.5, seed 2: 1 − 0 → mean 0.75;
-    # r2 → r3: seed 2 has no commits at r3, so one paired seed
+    # r1 → r2: 4/4 − 1/4 = 0.75; r2 → r3: seed 2 has no commits at r3 but stays in (it adds
+    # nothing), so both seeds pair and r3's pooled 1/1 − r2's 4/4 = 0
     assert data.loc["r2", "diff_mean"] == 0.75 and bool(data.loc["r2", "trigger"])
-    assert data.loc["r3", "paired_seeds"] == 1 and not bool(data.loc["r3", "valid"])
+    assert data.loc["r3", "paired_seeds"] == 2 and not bool(data.loc["r3", "valid"])
+    assert data.loc["r3", "diff_mean"] == 0.0
     assert data.loc["r2", "pooled_rise"] == pytest.approx(0.75)
     assert list(paired.display["trigger"]) == ["", "yes", "invalid"]

@@ -1,5 +1,6 @@
-"""AlloBench post-training on the tiny random Llama: rewards, the PPO pieces, ``allo train``
-(two steps, resume, refusal of a changed config) and ``allo eval-transfer``."""
+"""AlloBench post-training on the tiny random Llama: rewards, the privileged critic, the PPO
+pieces (full-vocabulary KL), forced-choice and free-text rollouts, ``allo train`` (two steps,
+resume, refusal of a changed config) and ``allo eval-transfer``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -21,28 +23,48 @@ from econbench.hf.posttrain.actions import ActionTokens  # noqa: E402
 from econbench.hf.posttrain.ppo import (  # noqa: E402
     ValueNet,
     advantages,
+    categorical_kl,
     fit_value,
     ppo_loss,
-    two_way_kl,
 )
-from econbench.hf.posttrain.returns import score_decisions  # noqa: E402
+from econbench.hf.posttrain.returns import critic_inputs, score_decisions  # noqa: E402
 from econbench.hf.posttrain.rollout import (  # noqa: E402
+    EpisodeRollout,
     LMPolicy,
     collect,
-    decision_logits,
     two_way_logprobs,
+)
+from econbench.hf.posttrain.scoring import (  # noqa: E402
+    action_logp,
+    decision_terms,
+    per_decision_kl,
+    position_logits,
+    trained_positions,
 )
 from econbench.hf.tiny import make_tiny_llama  # noqa: E402
 
 torch.set_num_threads(1)
 runner = CliRunner()
-QUICK = ["--tasks", "10", "--seeds-per-step", "1", "--rollouts", "2", "--epochs", "1"]
+# No --epochs: the default (one PPO epoch, the paper's) is what the resume test counts.
+QUICK = ["--tasks", "10", "--seeds-per-step", "1", "--rollouts", "2"]
 QUICK += ["--device", "cpu", "--threads", "1"]
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_llama(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tiny: Path) -> tuple[object, object]:
+    """The tiny model (eval mode) and its tokenizer, loaded once."""
+    from transformers import AutoModelForCausalLM
+
+    from econbench.hf.loading import load_tokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32)
+    model.eval()
+    return model, load_tokenizer(tiny)
 
 
 @pytest.fixture(scope="module")
@@ -89,32 +111,86 @@ def test_a_wrong_number_of_decisions_is_refused() -> None:
         score_decisions(fixed_stream(), [False, True, True, True], cost=0.0, budget=2)
 
 
-def test_rollouts_score_like_the_game_and_the_update_sees_the_sampled_policy(tiny: Path) -> None:
-    from transformers import AutoModelForCausalLM
+def _scored_rollout(keeps: list[bool]) -> EpisodeRollout:
+    """A synthetic rollout of ``fixed_stream`` (no model): enough for the critic's inputs."""
+    outcomes, result = score_decisions(fixed_stream(), keeps, cost=0.0, budget=2)
+    n = len(keeps)
+    return EpisodeRollout(
+        seed=1, rollout=0, mode="forced", ids=list(range(3 * n + 1)),
+        spans=[(3 * i + 1, 3 * i + 3) for i in range(n)], keeps=keeps, resolved=[True] * n,
+        logp_old=[-0.7] * n, logits=[(0.0, 0.0)] * n, replies=[""] * n,
+        outcomes=outcomes, result=result,
+    )  # fmt: skip
 
-    from econbench.hf.loading import load_tokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32)
-    policy = LMPolicy(model, load_tokenizer(tiny), temperature=1.2)
+def test_the_privileged_critic_reads_the_true_rate_and_the_public_one_does_not() -> None:
+    from econbench.hf.posttrain.config import TrainConfig, config_features
+    from econbench.hf.posttrain.trainer import build_batch
+
+    keeps = [False] * 10  # nothing kept: every turn is a decision, traps (2, 3) included
+    outcomes, _ = score_decisions(fixed_stream(), keeps, cost=0.0, budget=2)
+    p_hot, p_trap = 0.85 / 2, 0.15 / 2  # fixed_stream: 2 hot classes of 4, hot mass 0.85
+    assert [o.rate for o in outcomes] == pytest.approx(
+        [p_trap if o.cls in (2, 3) else p_hot for o in outcomes]
+    )
+    for o in outcomes:
+        assert critic_inputs(o, "public") == o.features
+        assert critic_inputs(o, "privileged") == (*o.features, o.rate)
+    episode = _scored_rollout(keeps)
+    private = build_batch([episode], TrainConfig(model="m", critic="privileged")).features
+    public = build_batch([episode], TrainConfig(model="m", critic="public")).features
+    assert public.shape == (10, len(outcomes[0].features))
+    assert private.shape == (10, public.shape[1] + 1)
+    assert torch.equal(private[:, :-1], public)
+    assert private[:, -1].tolist() == pytest.approx([o.rate for o in outcomes])
+    # The value net is sized for what its critic reads.
+    sizes = {
+        c: len(config_features(TrainConfig(model="m", critic=c))) for c in ("public", "privileged")
+    }
+    assert sizes["privileged"] == sizes["public"] + 1 == public.shape[1] + 1
+
+
+def test_the_defaults_are_the_papers_recipe() -> None:
+    from econbench.hf.posttrain.config import TrainConfig
+
+    config = TrainConfig(model="m")
+    assert config.epochs == 1 and config.critic == "privileged" and config.kl == 0.05
+    assert (config.steps, config.seeds_per_step, config.rollouts) == (20, 25, 4)
+    assert (config.lr, config.temperature, config.clip) == (6e-5, 1.2, 0.2)
+    assert config.rollout_mode == "forced" and config.reply_tokens == 512
+    assert config.free_logp == "mean"
+
+
+def test_rollouts_score_like_the_game_and_the_update_sees_the_sampled_policy(
+    tiny_lm: tuple[object, object],
+) -> None:
+    model, tokenizer = tiny_lm
+    policy = LMPolicy(model, tokenizer, temperature=1.2)
     episodes = collect(policy, [9000], 2, seed=0, step=0, budget=3, config=StreamConfig(n_tasks=12))
     again = collect(policy, [9000], 2, seed=0, step=0, budget=3, config=StreamConfig(n_tasks=12))
     assert [e.keeps for e in episodes] == [e.keeps for e in again]  # seeded sampling
     for ep in episodes:
-        assert ep.result is not None
+        assert ep.result is not None and ep.mode == "forced" and all(ep.resolved)
         assert sum(o.reward for o in ep.outcomes) == ep.result.utility == ep.outcomes[0].ret
         assert [o.keep for o in ep.outcomes] == ep.keeps
         with torch.no_grad():
-            pair, tail = decision_logits(model, ep, policy.actions)
+            logits = position_logits(model, ep)
+        terms = decision_terms(logits, logits, ep, policy.actions, 1.2)
         # One forward pass over the whole episode gives the logits the KV-cached rollout saw.
+        rows = [trained_positions(ep).index(p) for p in ep.positions]
+        pair = logits[rows][:, [policy.actions.pass_, policy.actions.keep]]
         assert torch.allclose(pair, torch.tensor(ep.logits), atol=1e-4)
         logp = two_way_logprobs(pair, 1.2)
         taken = logp[torch.arange(len(ep.keeps)), torch.tensor(ep.keeps, dtype=torch.long)]
         assert torch.allclose(taken, torch.tensor(ep.logp_old), atol=1e-4)
+        assert torch.allclose(terms.logp, taken)
+        assert torch.equal(terms.kl, torch.zeros(ep.n_decisions))  # the model against itself
         # The tiny tokenizer spells KEEP and PASS as one token: the spelling is the turn's end.
         actions = policy.actions
         assert actions.end == policy.tokenizer.convert_tokens_to_ids("<|im_end|>")
         assert ep.spelled == [(actions.end,)] * ep.n_decisions
-        assert torch.all(tail < 0)
+        assert ep.action_tokens == [1] * ep.n_decisions
+        assert torch.all(terms.spelling < 0)
         keep_ids = [ep.ids[p + 1] for p in ep.positions]
         assert keep_ids == [actions.keep if k else actions.pass_ for k in ep.keeps]
         assert [ep.ids[p + 2] for p in ep.positions] == [actions.end] * ep.n_decisions
@@ -140,10 +216,10 @@ def test_answers_split_into_several_tokens_decide_at_the_first_difference() -> N
 
 
 def test_ratios_beyond_the_clip_give_no_gradient_when_the_advantage_is_positive() -> None:
-    keep = torch.tensor([[math.log(0.1), math.log(0.9)]], requires_grad=True)
+    keep = torch.tensor([math.log(0.9)], requires_grad=True)
     old = torch.tensor([math.log(0.5)])
-    ref = torch.log(torch.tensor([[0.5, 0.5]]))
-    parts = ppo_loss(keep, torch.tensor([1]), old, torch.tensor([2.0]), ref, clip=0.2, kl_coef=0)
+    kl = torch.zeros(1)
+    parts = ppo_loss(keep, old, torch.tensor([2.0]), kl, clip=0.2, kl_coef=0)
     assert float(parts.ratio) == pytest.approx(1.8)
     assert float(parts.policy.detach()) == pytest.approx(-1.2 * 2.0)  # clipped at 1 + ε
     assert float(parts.clip_frac) == 1.0
@@ -152,39 +228,76 @@ def test_ratios_beyond_the_clip_give_no_gradient_when_the_advantage_is_positive(
 
 
 def test_a_negative_advantage_keeps_the_unclipped_pessimistic_term() -> None:
-    keep = torch.tensor([[math.log(0.1), math.log(0.9)]], requires_grad=True)
+    keep = torch.tensor([math.log(0.9)], requires_grad=True)
     old = torch.tensor([math.log(0.5)])
-    ref = torch.log(torch.tensor([[0.5, 0.5]]))
-    parts = ppo_loss(keep, torch.tensor([1]), old, torch.tensor([-2.0]), ref, clip=0.2, kl_coef=0)
+    parts = ppo_loss(keep, old, torch.tensor([-2.0]), torch.zeros(1), clip=0.2, kl_coef=0)
     assert float(parts.policy.detach()) == pytest.approx(1.8 * 2.0)
     parts.total.backward()
     assert keep.grad is not None and float(keep.grad.abs().sum()) > 0
 
 
 def test_the_kl_penalty_is_non_negative_and_pulls_towards_the_frozen_model() -> None:
-    ref = torch.log(torch.tensor([[0.7, 0.3], [0.2, 0.8]]))
-    assert torch.allclose(two_way_kl(ref, ref), torch.zeros(2))
-    logits = torch.tensor([[0.0, 2.0], [1.0, -1.0]], requires_grad=True)
+    ref = torch.log_softmax(torch.tensor([[0.5, -1.0, 2.0, 0.0], [1.0, 1.0, -2.0, 0.3]]), dim=-1)
+    assert torch.allclose(categorical_kl(ref, ref), torch.zeros(2))
+    logits = torch.tensor([[0.0, 2.0, -1.0, 1.0], [1.0, -1.0, 0.5, 0.0]], requires_grad=True)
     logp = torch.log_softmax(logits, dim=-1)
-    kl = two_way_kl(logp, ref)
+    kl = categorical_kl(logp, ref)
     assert torch.all(kl > 0)
     # KL(p‖q) by hand for the first row.
     p = torch.softmax(logits.detach()[0], dim=-1)
     by_hand = float((p * (p.log() - ref[0])).sum())
     assert float(kl[0].detach()) == pytest.approx(by_hand, rel=1e-6)
-    parts = ppo_loss(
-        logp,
-        torch.tensor([0, 1]),
-        logp.detach().gather(1, torch.tensor([[0], [1]])).squeeze(1),
-        torch.zeros(2),
-        ref,
-        clip=0.2,
-        kl_coef=1.0,
-    )
+    taken = logp[:, 0]
+    parts = ppo_loss(taken, taken.detach(), torch.zeros(2), kl, clip=0.2, kl_coef=1.0)
     parts.total.backward()
     with torch.no_grad():
         stepped = torch.log_softmax(logits - 0.1 * logits.grad, dim=-1)
-    assert torch.all(two_way_kl(stepped, ref) < kl.detach())
+    assert torch.all(categorical_kl(stepped, ref) < kl.detach())
+
+
+def test_a_free_text_ratio_uses_the_mean_token_log_probability_by_default() -> None:
+    summed, tokens = torch.tensor([-6.0, -2.0]), torch.tensor([3.0, 1.0])
+    assert action_logp(summed, tokens, "mean").tolist() == [-2.0, -2.0]
+    assert action_logp(summed, tokens, "sum").tolist() == [-6.0, -2.0]
+
+
+def _perturbed(model: object, scale: float = 0.5) -> object:
+    import copy
+
+    other = copy.deepcopy(model)
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for param in other.parameters():
+            param.add_(scale * torch.randn(param.shape, generator=generator))
+    return other
+
+
+@pytest.mark.parametrize("mode", ["forced", "free"])
+def test_the_kl_is_over_the_full_vocabulary_of_every_trained_position(
+    tiny_lm: tuple[object, object], mode: str
+) -> None:
+    model, tokenizer = tiny_lm
+    policy = LMPolicy(model, tokenizer, temperature=1.2)
+    config = StreamConfig(n_tasks=10)
+    [ep] = collect(policy, [9000], 1, seed=0, step=0, config=config, mode=mode, reply_tokens=5)
+    other = _perturbed(model)
+    with torch.no_grad():
+        logits = position_logits(model, ep)
+        assert torch.equal(per_decision_kl(logits, logits, ep), torch.zeros(ep.n_decisions))
+        kl = per_decision_kl(logits, position_logits(other, ep), ep)
+        # By hand: both models' full logits, every vocabulary entry, the answer positions.
+        full = model(input_ids=torch.tensor([ep.ids])).logits[0].double()
+        full_ref = other(input_ids=torch.tensor([ep.ids])).logits[0].double()
+    by_hand = []
+    for start, end in ep.spans:
+        rows = []
+        for pos in range(start - 1, end - 1):  # the logits that predict the answer's tokens
+            p = torch.softmax(full[pos], dim=-1)
+            rows.append(float((p * (p.log() - torch.log_softmax(full_ref[pos], dim=-1))).sum()))
+        by_hand.append(sum(rows) / len(rows))
+    assert len(trained_positions(ep)) == sum(end - start for start, end in ep.spans)
+    assert min(by_hand) > 0
+    assert kl.tolist() == pytest.approx(by_hand, rel=1e-4)
 
 
 def test_the_mean_baseline_centres_the_returns_and_the_value_net_learns_them() -> None:
@@ -199,6 +312,86 @@ def test_the_mean_baseline_centres_the_returns_and_the_value_net_learns_them() -
     assert torch.allclose(advantages(returns, features, "value", net), returns - net(features))
 
 
+# -- free-text rollouts -----------------------------------------------------------------------
+
+
+def test_a_free_text_step_runs_end_to_end_and_the_parser_reads_the_decisions(
+    tiny: Path,
+) -> None:
+    from transformers import AutoModelForCausalLM
+
+    from econbench.allo.framings.urn import parse_decision
+    from econbench.hf.loading import load_tokenizer
+    from econbench.hf.posttrain.config import TrainConfig
+    from econbench.hf.posttrain.trainer import attach_adapter, build_batch, ppo_update
+
+    tokenizer = load_tokenizer(tiny)
+    base = AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32)
+    # Tilt the random model towards " KEEP" so its free text carries a readable decision.
+    bias = torch.zeros(base.config.vocab_size)
+    bias[tokenizer.encode(" KEEP", add_special_tokens=False)[0]] = 6.0
+    base.lm_head.register_forward_hook(lambda _m, _i, out: out + bias)
+    config = TrainConfig(
+        model=str(tiny), tasks=10, seeds_per_step=1, rollouts=2, rollout_mode="free",
+        reply_tokens=6, device="cpu", lr=1e-2,
+    )  # fmt: skip
+    model = attach_adapter(base, config, None)
+    model.eval()
+    policy = LMPolicy(model, tokenizer, temperature=config.temperature)
+    episodes = collect(
+        policy, [9000], 2, seed=0, step=0, config=config.stream_config(), mode="free",
+        reply_tokens=6,
+    )  # fmt: skip
+    readable = 0
+    for ep in episodes:
+        assert ep.mode == "free" and ep.n_decisions == len(ep.replies) >= 1
+        for reply, keep, resolved, (start, end) in zip(
+            ep.replies, ep.keeps, ep.resolved, ep.spans, strict=True
+        ):
+            parsed = parse_decision(reply)  # the evaluation's R0 parser decided, not the actor
+            assert (parsed.keep, parsed.resolved) == (keep, resolved)
+            assert 1 <= end - start <= 6
+            readable += resolved
+        # The update's one forward pass reproduces the sampled replies' log-probabilities.
+        with torch.no_grad():
+            logits = position_logits(model, ep)
+        terms = decision_terms(logits, logits, ep, policy.actions, config.temperature)
+        assert torch.allclose(terms.logp, torch.tensor(ep.logp_old), atol=1e-3)
+        assert terms.decision_kl is None and ep.action_tokens == [e - s for s, e in ep.spans]
+    assert readable >= 1
+    batch = build_batch(episodes, config)
+    adv = advantages(batch.returns, batch.features, "mean")
+    lora = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    stats = ppo_update(model, policy, optimizer, batch, adv, config, np.random.default_rng(0))
+    assert math.isfinite(stats["loss"]) and math.isfinite(stats["policy_loss"])
+    assert stats["kl"] == pytest.approx(0.0, abs=1e-6)  # measured before the first step
+    assert stats["spelling_prob"] is None and stats["decision_kl"] is None
+    moved = [
+        n for n, p in model.named_parameters() if p.requires_grad and not torch.equal(p, lora[n])
+    ]
+    assert moved  # the gradient reached the adapter
+
+
+def test_free_text_training_runs_and_resumes_from_the_cli(tiny: Path, tmp_path: Path) -> None:
+    out = tmp_path / "free"
+    args = ["allo", "train", "--model", str(tiny), "--out", str(out), *QUICK]
+    args += ["--rollout-mode", "free", "--reply-tokens", "4"]
+    first = runner.invoke(app, [*args, "--steps", "1"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, [*args, "--steps", "2"])
+    assert again.exit_code == 0, again.output
+    rows = [json.loads(x) for x in (out / "train.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:
+        assert 0 <= r["unresolved_rate"] <= 1 and 1 <= r["reply_tokens_mean"] <= 4
+        assert r["kl"] >= 0 and math.isfinite(r["loss"]) and r["spelling_prob"] is None
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["config"]["rollout_mode"] == "free" and state["config"]["critic"] == "privileged"
+    changed = runner.invoke(app, [*args, "--steps", "3", "--critic", "public"])
+    assert changed.exit_code == 2 and 'critic: "privileged" → "public"' in changed.output
+
+
 # -- allo train -------------------------------------------------------------------------------
 
 
@@ -209,12 +402,14 @@ def test_two_training_steps_write_the_log_and_the_adapter(trained: Path) -> None
     for r in rows:
         assert r["episodes"] == 2
         assert 0 <= r["keep_rate"] <= 1 and r["kl"] >= 0 and r["seconds"] > 0
-        assert 0 < r["spelling_prob"] <= 1
+        assert 0 < r["spelling_prob"] <= 1 and r["decision_kl"] >= 0
+        assert r["unresolved_rate"] == 0 and r["reply_tokens_mean"] is None
         for key in ("reward_mean", "first_sight_rate", "policy_loss", "value_loss"):
             assert key in r
     assert (trained / "adapter" / "adapter_config.json").is_file()
     state = json.loads((trained / "trainer_state.json").read_text())
     assert state["step"] == 2 and state["config"]["lora_r"] == 32
+    assert state["config"]["epochs"] == 1  # the CLI's default
 
 
 def test_a_rerun_continues_after_the_last_saved_step(trained: Path, tiny: Path) -> None:
@@ -228,7 +423,8 @@ def test_a_rerun_continues_after_the_last_saved_step(trained: Path, tiny: Path) 
     assert text.startswith(before)  # the first two steps are not redone
     assert [json.loads(x)["step"] for x in text.splitlines()] == [1, 2, 3]
     assert json.loads((trained / "trainer_state.json").read_text())["step"] == 3
-    # One optimizer step per training step (1 epoch, 1 minibatch): a reloaded AdamW counts 3.
+    # One optimizer step per training step (the default 1 epoch, 1 minibatch): a reloaded
+    # AdamW counts 3.
     saved = torch.load(trained / "state.pt", weights_only=True)["optimizer"]["state"]
     assert {int(s["step"]) for s in saved.values()} == {3}
 
@@ -271,6 +467,9 @@ def test_an_interrupted_save_is_reported_not_guessed(
         (["--seeds", "9000-abc"], "seed"),
         (["--seeds", "2010-2012"], "evaluation seeds"),
         (["--baseline", "median"], "--baseline"),
+        (["--critic", "oracle"], "--critic"),
+        (["--rollout-mode", "chat"], "--rollout-mode"),
+        (["--reply-tokens", "0"], "--reply-tokens"),
     ],
 )
 def test_bad_training_settings_are_one_line_errors(

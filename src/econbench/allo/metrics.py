@@ -37,7 +37,10 @@ The paper's outcome measures (its Appendix "Statistical Estimands"; spec §8):
 - ``lateness0_mean``: the paper's 0-based lateness, occurrence − 1 at commit, pooled over
   commits (= ``lateness_mean`` − 1).
 
-:func:`paired_bootstrap` is the paper's seed-paired bootstrap for comparing two arms.
+:func:`paired_bootstrap` is the paper's seed-paired bootstrap of a per-seed quantity (its κ-grid
+interaction); :func:`paired_ratio_bootstrap` its comparison of two arms' pooled ratios (the
+ladder and transfer tables: "difference the re-pooled ratios"), and :func:`pooled_ratio_ci` the
+interval on one arm's pooled ratio.
 """
 
 from __future__ import annotations
@@ -202,6 +205,67 @@ def paired_bootstrap(
     boot = [math.fsum(rng.choices(diffs, k=n)) / n for _ in range(n_boot)]
     alpha = (1.0 - level) / 2.0
     return PairedDifference(n, mean, percentile(boot, alpha), percentile(boot, 1.0 - alpha))
+
+
+def _seed_resamples(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """``n_boot`` resamples of ``n`` seed indices: the paper's ``boot_ratio_ci`` draws them
+    with ``numpy.random.default_rng(seed).integers(0, n, size=(n_boot, n))``."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def pooled_ratio_ci(
+    num: Sequence[float],
+    den: Sequence[float],
+    *,
+    n_boot: int = PAIRED_BOOT,
+    seed: int = PAIRED_BOOT_SEED,
+    level: float = 0.95,
+) -> PairedDifference | None:
+    """Σ num / Σ den over seeds (one entry per seed) with the paper's seed-bootstrap percentile
+    interval (``scripts/plotters/_common.py``, ``boot_ratio_ci``); ``None`` when Σ den = 0.
+    Seeds with den = 0 (no commitment) stay in the resamples and add nothing."""
+    a, b = np.asarray(num, float), np.asarray(den, float)
+    if len(a) == 0 or b.sum() == 0:
+        return None
+    idx = _seed_resamples(len(a), n_boot, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = a[idx].sum(axis=1) / b[idx].sum(axis=1)
+    boot = boot[np.isfinite(boot)]
+    alpha = 100 * (1.0 - level) / 2.0
+    return PairedDifference(
+        len(a),
+        float(a.sum() / b.sum()),
+        float(np.percentile(boot, alpha)),
+        float(np.percentile(boot, 100 - alpha)),
+    )
+
+
+def paired_ratio_bootstrap(
+    first: tuple[Sequence[float], Sequence[float]],
+    second: tuple[Sequence[float], Sequence[float]],
+    *,
+    n_boot: int = PAIRED_BOOT,
+    seed: int = PAIRED_BOOT_SEED,
+    level: float = 0.95,
+) -> PairedDifference | None:
+    """The paper's paired comparison of two arms on the same seeds: the difference of their
+    re-pooled ratios, second − first (``(num, den)`` per seed, in the same seed order), with
+    both arms re-pooled on each resample of the seeds; ``None`` when an arm has Σ den = 0."""
+    a1, b1 = (np.asarray(x, float) for x in first)
+    a2, b2 = (np.asarray(x, float) for x in second)
+    if len(a1) == 0 or b1.sum() == 0 or b2.sum() == 0:
+        return None
+    idx = _seed_resamples(len(a1), n_boot, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = a2[idx].sum(axis=1) / b2[idx].sum(axis=1) - a1[idx].sum(axis=1) / b1[idx].sum(axis=1)
+    boot = boot[np.isfinite(boot)]
+    alpha = 100 * (1.0 - level) / 2.0
+    return PairedDifference(
+        len(a1),
+        float(a2.sum() / b2.sum() - a1.sum() / b1.sum()),
+        float(np.percentile(boot, alpha)),
+        float(np.percentile(boot, 100 - alpha)),
+    )
 
 
 def summarize(

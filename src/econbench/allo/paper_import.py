@@ -2,28 +2,32 @@
 
 The paper's repository stores one folder per seed, ``<family>/seed_<n>/`` with ``meta.json``
 (the generator's settings and the family → role assignment), ``stream.json`` (the 60 rendered
-problems with their ``class_id``) and ``session.json`` (the model's turns: ``transcript``, one
-entry per decision with ``slot``, ``class_id``, ``prompt``, ``reply`` and the parsed
-``decision``). Which rung a family is (``allocbench.tex``, §"frames"):
+problems with their ``class_id``) and ``session.json`` (R0–R2: the model's turns, ``transcript``,
+one entry per decision with ``slot``, ``class_id``, ``prompt``, ``reply`` and the parsed
+``decision``) or ``sessions.jsonl`` (R3: one tool-using conversation, replayed by
+:mod:`econbench.allo.paper_r3`). Which rung and model a folder is, and how its cells are named
+(``paper/claude-haiku-4.5``, ``paper/gpt-5.4-mini``, …), is :mod:`econbench.allo.paper_sources`:
 
-- ``urn_<model>…`` → R0 (``…_vocab-quiver`` etc. → the R0 skins ``quiver``/``chest``/``cauldron``);
+- ``urn_<model>…`` → R0 (``…_vocab-quiver`` etc. → the R0 skins ``quiver``/``chest``/``cauldron``;
+  ``urn_tool_<model>…`` → the same urn decided by a keep/pass tool call, ``…/tool-call``);
 - ``claim_solver_<model>…`` → R1; ``claim_solver_code_<model>…`` → R2;
+- ``arm_a1_announce[_<model>]…`` → R3;
 - ``economic_surface_<model>/R0|R2/B_<b>/K_<k>/seed_<n>/`` → the κ grid (R0 or R2 at B, K).
 
-Not understood, skipped with a warning: ``arm_a1_announce*`` (R3: its ``sessions.jsonl`` holds
-script runs, not per-turn decisions, so this module cannot replay it), ``urn_tool_*`` (an R0 with
-a tool call that econbench has no framing for), ``rl_*`` and anything else.
+Skipped with a warning: ``economic_surface_reference`` (reference policies, which econbench
+plays itself), ``rl_*`` and anything else.
 
 Each episode is rebuilt by replaying the stored decisions through :class:`~econbench.allo.game.
 Game` on the stored stream; the result is cross-checked against the session's own ``collected``
-(a mismatch is an error). The turn records follow :func:`econbench.allo.runner.play_episode`:
-decision turns carry the stored prompt as ``observation`` and the stored reply as the one reply.
-A stored decision parsed by default (``how`` = ``default``, ``error``, ``malformed_args``: no
-valid tag or tool call) is recorded ``resolved: false``, as the runner records an unresolved
-reply. Decision turns the session never reached (it stopped early) are recorded unresolved PASS.
+(R3: its number of script writes); a mismatch is an error. The turn records follow
+:func:`econbench.allo.runner.play_episode`: decision turns carry the stored prompt as
+``observation`` and the stored reply as the one reply. A stored decision parsed by default
+(``how`` = ``default``, ``error``, ``malformed_args``: no valid tag or tool call) is recorded
+``resolved: false``, as the runner records an unresolved reply. Decision turns the session never
+reached (it stopped early) are recorded unresolved PASS.
 
-The policy of an imported cell is ``paper/<model>`` (``<model>`` the family's model part, e.g.
-``paper/haiku``); its config names ``source: "paper"`` and the folder it came from.
+An imported cell's config names ``source: {"kind": "paper", "family": <folder>}``, which the
+report's comparison with the paper's published tables (:mod:`econbench.allo.paper_check`) reads.
 """
 
 from __future__ import annotations
@@ -40,6 +44,14 @@ from econbench import __version__
 from econbench.allo.families import FAMILY_NAMES
 from econbench.allo.game import EpisodeResult, Game
 from econbench.allo.metrics import summarize
+from econbench.allo.paper_r3 import R3SessionError, replay_r3
+from econbench.allo.paper_sources import (
+    Folder,
+    parse_folder,
+    policy_names,
+    surface_folder,
+    with_magnitude,
+)
 from econbench.allo.runner import SCHEMA_VERSION, _seed_text, outcome_fields, safe_name
 from econbench.allo.stream import Stream, StreamConfig
 from econbench.jsonio import json_line
@@ -49,25 +61,18 @@ from econbench.runs.store import run_metadata, write_json
 COMMIT_DECISIONS = {"KEEP", "CLAIM_SOLVER"}
 PASS_DECISIONS = {"PASS", "SKIP_SOLVER"}
 UNRESOLVED_HOW = {"default", "error", "malformed_args"}
-SKINS = {"treasure_chest": "chest", "chest": "chest", "quiver": "quiver", "cauldron": "cauldron"}
 PAPER_FAMILIES: tuple[str, ...] = FAMILY_NAMES
 """The paper's family order (its class ids), for folders without a ``meta.json``."""
-TOOL_NAMES = {"CLAIM_SOLVER": "claim_solver", "SKIP_SOLVER": "skip_solver"}
+TOOL_NAMES = {
+    "CLAIM_SOLVER": "claim_solver",
+    "SKIP_SOLVER": "skip_solver",
+    "KEEP": "keep",
+    "PASS": "pass",
+}
 
 
 class PaperImportError(ValueError):
     """A stored file is missing or malformed (the message names it)."""
-
-
-@dataclass(frozen=True)
-class Family:
-    """What a stored run family is: rung, model, skin, and (κ grid) B and K."""
-
-    framing: str
-    model: str
-    skin: str = "default"
-    budget: int | None = None
-    cost: float = 0.0
 
 
 @dataclass
@@ -81,21 +86,9 @@ class ImportedCell:
     results: list[EpisodeResult] = field(default_factory=list)
 
 
-def classify(name: str) -> Family | None:
-    """The rung of a top-level run folder name, or ``None`` when it is not understood."""
-    for prefix, framing in (("claim_solver_code_", "r2"), ("claim_solver_", "r1"), ("urn_", "r0")):
-        if name.startswith(prefix):
-            rest = name[len(prefix) :]
-            if framing == "r0" and rest.startswith("tool_"):
-                return None
-            skin = "default"
-            m = re.search(r"_vocab-([A-Za-z_]+)$", rest)
-            if m:
-                if m.group(1) not in SKINS:
-                    return None
-                skin, rest = SKINS[m.group(1)], rest[: m.start()]
-            return Family(framing, rest, skin)
-    return None
+def classify(name: str) -> Folder | None:
+    """The rung, model and condition of a top-level run folder, or ``None`` when not understood."""
+    return parse_folder(name)
 
 
 def _load(path: Path) -> Any:
@@ -288,7 +281,59 @@ def replay_episode(
             f"{where / 'session.json'}: the replay collects {result.collected}, "
             f"the session says {stored}"
         )
-    record: dict[str, Any] = {
+    record = _episode_record(stream, framing, skin, policy, cost, budget, labels)
+    record.update(outcome_fields(result, turns, tokens))
+    record["source"] = {"path": str(where), "model_key": session.get("model_key")}
+    record["turns"] = turns
+    return result, record
+
+
+def _r3_record(
+    d: Path, folder: Folder, policy: str, cost: float
+) -> tuple[EpisodeResult, dict[str, Any], int, Stream]:
+    """One stored R3 seed as an episode record (see :mod:`econbench.allo.paper_r3`)."""
+    seed = _seed_of(d)
+    items = _load(d / "stream.json")
+    meta = _load(d / "meta.json") if (d / "meta.json").exists() else None
+    config = _load(d / "config.json") if (d / "config.json").exists() else {}
+    _need(meta is None or isinstance(meta, dict), d / "meta.json", "not an object")
+    _need(isinstance(config, dict), d / "config.json", "not an object")
+    try:
+        lines = (d / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+        session = json.loads(next(line for line in lines if line.strip()))
+    except FileNotFoundError:
+        raise PaperImportError(f"{d / 'sessions.jsonl'}: missing") from None
+    except (StopIteration, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PaperImportError(f"{d / 'sessions.jsonl'}: not a JSON line ({exc})") from None
+    _need(isinstance(session, dict), d / "sessions.jsonl", "not an object")
+    stream = stream_from_stored(meta, items, seed, d)
+    budget = int(config.get("budget", session.get("budget", stream.config.budget)))
+    labels = list(meta["assignment"]) if meta else list(PAPER_FAMILIES)
+    try:
+        result, turns, tokens, outcome = replay_r3(
+            session, stream, labels, cost=cost, budget=budget, where=d
+        )
+    except R3SessionError as exc:
+        raise PaperImportError(str(exc)) from None
+    record = _episode_record(stream, "r3", folder.skin, policy, cost, budget, labels)
+    record.update(outcome_fields(result, turns, tokens))
+    outcome["magnitude"] = config.get("magnitude")
+    record["paper_r3"] = outcome
+    record["source"] = {"path": str(d), "model_key": session.get("model_key")}
+    record["turns"] = turns
+    return result, record, budget, stream
+
+
+def _episode_record(
+    stream: Stream,
+    framing: str,
+    skin: str,
+    policy: str,
+    cost: float,
+    budget: int,
+    labels: list[str],
+) -> dict[str, Any]:
+    return {
         "schema": SCHEMA_VERSION,
         "seed": stream.seed,
         "framing": framing,
@@ -303,28 +348,28 @@ def replay_episode(
             "classes": list(stream.classes),
             "labels": labels,
         },
-        **outcome_fields(result, turns, tokens),
-        "source": {"path": str(where), "model_key": session.get("model_key")},
-        "turns": turns,
     }
-    return result, record
 
 
 def import_cell(
     seed_dirs: list[Path],
-    family: Family,
+    folder: Folder,
     name: str,
-    budget: int | None = None,
-    cost: float | None = None,
+    policy: str,
 ) -> ImportedCell:
-    """Convert the seed folders of one cell (same rung, model, B, K)."""
-    policy = f"paper/{safe_name(family.model)}"
+    """Convert the seed folders of one cell (same rung, model, condition, B, K)."""
     records: list[dict[str, Any]] = []
     results: list[EpisodeResult] = []
-    b = budget if budget is not None else family.budget
-    k = float(cost if cost is not None else family.cost)
+    b = folder.budget
+    k = float(folder.cost)
     streams = []
     for d in sorted(seed_dirs, key=_seed_of):
+        if folder.framing == "r3":
+            result, record, b, stream = _r3_record(d, folder, policy, k)
+            records.append(record)
+            results.append(result)
+            streams.append(stream)
+            continue
         seed = _seed_of(d)
         items, session = _load(d / "stream.json"), _load(d / "session.json")
         meta = _load(d / "meta.json") if (d / "meta.json").exists() else None
@@ -333,13 +378,13 @@ def import_cell(
         stream = stream_from_stored(meta, items, seed, d)
         cell_b = b if b is not None else int(session.get("budget", meta.get("budget", 3)))
         labels = _labels(
-            session, list(meta["assignment"]) if meta else list(PAPER_FAMILIES), family.framing
+            session, list(meta["assignment"]) if meta else list(PAPER_FAMILIES), folder.framing
         )
         result, record = replay_episode(
             session,
             stream,
-            framing=family.framing,
-            skin=family.skin,
+            framing=folder.framing,
+            skin=folder.skin,
             policy=policy,
             cost=k,
             budget=cell_b,
@@ -351,25 +396,30 @@ def import_cell(
         records.append(record)
         results.append(result)
     seeds = [r["seed"] for r in records]
+    draw_budget = int(records[0]["stream"]["draw_budget"])
+    source = {"kind": "paper", "family": name, "path": str(seed_dirs[0].parent)}
+    if folder.surface:
+        source.update(surface=folder.model)
     config = {
         "schema": SCHEMA_VERSION,
         "version": __version__,
-        "framing": family.framing,
+        "framing": folder.framing,
         "policy": policy,
         "seeds": seeds,
         "cost": k,
         "budget": b,
-        "skin": family.skin,
-        "stream_budget": "fixed" if streams[0].config.budget == 3 else "cell",
-        "stream_config": streams[0].config.model_dump(),
+        "skin": folder.skin,
+        "stream_budget": "fixed" if draw_budget == 3 else "cell",
         "actor": policy,
-        "source": {"kind": "paper", "family": name, "path": str(seed_dirs[0].parent)},
+        "source": source,
     }
+    if streams:
+        config["stream_config"] = streams[0].config.model_dump()
     stats = summarize(results, records=records)
     summary = {
-        "framing": family.framing,
+        "framing": folder.framing,
         "policy": policy,
-        "skin": family.skin,
+        "skin": folder.skin,
         "cost": k,
         "budget": b,
         **stats,
@@ -385,8 +435,8 @@ def import_cell(
         "source": "paper",
     }
     slug_k = str(int(k)) if k.is_integer() else str(k)
-    skin = "" if family.skin == "default" else f"-{family.skin}"
-    cell_name = f"{family.framing}-{safe_name(policy)}-k{slug_k}-b{b}{skin}--{safe_name(name)}"
+    skin = "" if folder.skin == "default" else f"-{folder.skin}"
+    cell_name = f"{folder.framing}-{safe_name(policy)}-k{slug_k}-b{b}{skin}--{safe_name(name)}"
     return ImportedCell(cell_name, config, records, summary, results)
 
 
@@ -401,8 +451,22 @@ def _seed_dirs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("seed_"))
 
 
-def discover(root: Path, warn: Callable[[str], None]) -> list[tuple[list[Path], Family, str]]:
-    """The cells under a paper ``runs/`` folder (or one family folder): (seed folders, family,
+def _has_sessions(seeds: list[Path], framing: str) -> bool:
+    stored = "sessions.jsonl" if framing == "r3" else "session.json"
+    return bool(seeds) and (seeds[0] / stored).exists()
+
+
+def _magnitude(seeds: list[Path]) -> int | None:
+    config = seeds[0] / "config.json"
+    if not config.exists():
+        return None
+    data = _load(config)
+    value = data.get("magnitude") if isinstance(data, dict) else None
+    return int(value) if isinstance(value, int) else None
+
+
+def discover(root: Path, warn: Callable[[str], None]) -> list[tuple[list[Path], Folder, str]]:
+    """The cells under a paper ``runs/`` folder (or one family folder): (seed folders, folder,
     name). Families this module does not understand are reported through ``warn``."""
     if not root.is_dir():
         raise PaperImportError(f"{root}: not a folder")
@@ -433,17 +497,19 @@ def discover(root: Path, warn: Callable[[str], None]) -> list[tuple[list[Path], 
                             continue
                         seeds = _seed_dirs(k_dir)
                         if seeds:
-                            fam = Family(framing, model, budget=b, cost=k)
+                            cell = surface_folder(model, framing, b, k)
                             cells.append(
-                                (seeds, fam, f"{name}-{rung_dir.name}-B{b}-K{k_dir.name[2:]}")
+                                (seeds, cell, f"{name}-{rung_dir.name}-B{b}-K{k_dir.name[2:]}")
                             )
             continue
-        family = classify(name)
+        parsed = parse_folder(name)
         seeds = _seed_dirs(folder)
-        if family is None or not seeds or not (seeds[0] / "session.json").exists():
+        if parsed is None or not _has_sessions(seeds, parsed.framing):
             warn(f"skipped {folder}: not a run family this import understands")
             continue
-        cells.append((seeds, family, name))
+        if parsed.framing == "r3":
+            parsed = with_magnitude(parsed, _magnitude(seeds))
+        cells.append((seeds, parsed, name))
     return cells
 
 
@@ -467,7 +533,9 @@ def write_cell(cell: ImportedCell, out: Path) -> Path:
 
 def import_runs(root: Path, out: Path, warn: Callable[[str], None]) -> list[Path]:
     """Convert every understood family under ``root`` into cells under ``out``."""
-    written = []
-    for seeds, family, name in discover(Path(root), warn):
-        written.append(write_cell(import_cell(seeds, family, name), Path(out)))
-    return written
+    found = discover(Path(root), warn)
+    names = policy_names([folder for _, folder, _ in found])
+    return [
+        write_cell(import_cell(seeds, folder, name, names[folder]), Path(out))
+        for seeds, folder, name in found
+    ]

@@ -1,7 +1,8 @@
 """``econbench allo train`` and ``econbench allo eval-transfer``: AlloBench post-training.
 
 ``train`` runs the paper's per-decision PPO on the R0 urn with LoRA on a local model folder
-(``econbench.hf.posttrain.trainer``); ``eval-transfer`` plays the base and the adapted model
+(``econbench.hf.posttrain.trainer``; forced-choice or free-text rollouts, a privileged or
+public critic); ``eval-transfer`` plays the base and the adapted model
 on R0, its reskins, R1 and R2 and writes the before/after table
 (``econbench.hf.posttrain.transfer``). Both need the ``train`` extra, imported only when a
 command runs, so ``econbench`` itself starts without it. Every setting is checked before
@@ -140,7 +141,8 @@ class _TrainProgress:
 
 def _curve(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="training curve (train.jsonl)")
-    for header in ("step", "reward", "first-sight", "KEEP rate", "KL", "policy loss", "s"):
+    headers = ("step", "reward", "first-sight", "KEEP rate", "unresolved", "KL", "policy loss", "s")
+    for header in headers:
         table.add_column(header, justify="right")
     for r in rows:
         fs = r["first_sight_rate"]
@@ -149,6 +151,7 @@ def _curve(rows: list[dict[str, Any]]) -> Table:
             f"{r['reward_mean']:.2f}",
             "–" if fs is None else f"{100 * fs:.0f} %",
             f"{100 * r['keep_rate']:.0f} %",
+            f"{100 * r.get('unresolved_rate', 0.0):.0f} %",
             f"{r['kl']:.4f}",
             f"{r['policy_loss']:.3f}",
             f"{r['seconds']:.0f}",
@@ -171,13 +174,40 @@ def train_command(
     rollouts: Annotated[int, typer.Option(help="Sampled episodes per seed.")] = 4,
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 32,
     lora_alpha: Annotated[int, typer.Option(help="LoRA alpha.")] = 64,
-    kl: Annotated[float, typer.Option(help="KL penalty to the frozen model.")] = 0.05,
+    kl: Annotated[
+        float,
+        typer.Option(help="KL penalty to the frozen model (full vocabulary, answer tokens)."),
+    ] = 0.05,
     clip: Annotated[float, typer.Option(help="PPO ratio clip ε.")] = 0.2,
     lr: Annotated[float, typer.Option(help="Learning rate (AdamW on the LoRA weights).")] = 6e-5,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.2,
-    epochs: Annotated[int, typer.Option(help="PPO epochs per step.")] = 4,
+    epochs: Annotated[int, typer.Option(help="PPO epochs per step (the paper: 1).")] = 1,
     minibatches: Annotated[int, typer.Option(help="Optimizer steps per epoch.")] = 1,
     baseline: Annotated[str, typer.Option(help="Advantage baseline: value or mean.")] = "value",
+    critic: Annotated[
+        str,
+        typer.Option(
+            help="What the value baseline sees: privileged (public features + the class's "
+            "true rate, the paper's; the policy never sees it) or public."
+        ),
+    ] = "privileged",
+    rollout_mode: Annotated[
+        str,
+        typer.Option(
+            help="forced (KEEP/PASS read after 'DECISION:') or free (whole replies read by "
+            "the R0 parser, as the paper sampled)."
+        ),
+    ] = "forced",
+    reply_tokens: Annotated[
+        int, typer.Option(help="Free text: reply token limit (R0's is 512).")
+    ] = 512,
+    free_logp: Annotated[
+        str,
+        typer.Option(
+            help="Free text: a reply's log-probability for the PPO ratio, the mean over its "
+            "tokens (the paper's) or the sum."
+        ),
+    ] = "mean",
     spelling_coef: Annotated[
         float,
         typer.Option(help="Weight of the likelihood of each answer's spelling (KEEP + end)."),
@@ -219,6 +249,10 @@ def train_command(
                 epochs=epochs,
                 minibatches=minibatches,
                 baseline=baseline,  # type: ignore[arg-type]
+                critic=critic,  # type: ignore[arg-type]
+                rollout_mode=rollout_mode,  # type: ignore[arg-type]
+                reply_tokens=reply_tokens,
+                free_logp=free_logp,  # type: ignore[arg-type]
                 spelling_coef=spelling_coef,
                 cost=cost,
                 budget=budget,

@@ -16,9 +16,14 @@ Markdown, LaTeX and HTML; the same numbers in all three):
   paper's first-sight rates (spec §7) for comparison.
   Each policy row ends with the preregistered **trigger** (see :func:`ladder_trigger`); a rung
   whose unresolved decision turns exceed 10 % is invalid and marked ‡.
-- ``ladder_paired``: per policy, adjacent rungs sharing seeds: the paired seed-bootstrap
-  difference in first-sight commitment among commits (:func:`econbench.allo.metrics.
-  paired_bootstrap`: per-seed differences, 10,000 resamples, RNG seed 0, percentile interval).
+- ``ladder_paired``: per policy, adjacent rungs sharing seeds: the paper's paired comparison,
+  the difference of the two rungs' re-pooled first-sight-among-commitments ratios with a
+  seed-bootstrap interval (:func:`econbench.allo.metrics.paired_ratio_bootstrap`: both rungs
+  re-pooled on the same resampled seeds, 10,000 resamples, RNG seed 0, percentile interval;
+  zero-commit seeds stay in and add nothing).
+- ``paper_check``: when the runs include cells imported from the paper (``econbench allo
+  import``), every number of the paper's published tables recomputed from them beside the
+  paper's (:mod:`econbench.allo.paper_check`).
 - ``kappa``: one row per (framing, policy, B, K), the paper's economic-surface columns first:
   first-sight hazard (committed share of eligible first-occurrence turns, zero-commit episodes
   included), mean net utility, mean exact hindsight net optimum, mean regret (optimum − net);
@@ -50,7 +55,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from econbench.allo.metrics import paired_bootstrap
+from econbench.allo.metrics import paired_ratio_bootstrap
+from econbench.allo.paper_check import Check, paper_checks
 from econbench.runs.frames import RunFrames, framing_name, load_runs
 
 FOCAL_FIRM = "roaster_A"
@@ -348,7 +354,9 @@ def _partial_notes(rows: list[dict[str, Any]]) -> list[str]:
 
 # -- AlloBench tables ---------------------------------------------------------------------------
 
-CELL_KEYS = ["policy", "framing", "skin", "budget", "cost"]
+CELL_KEYS = ["policy", "framing", "skin", "protocol", "budget", "cost"]
+"""What makes a cell: cells of different protocols (texts and turn rules) never pool; a run
+whose config has no protocol was played before protocols had names, with econbench's texts."""
 
 
 def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
@@ -376,6 +384,7 @@ def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
         ep["policy"] = str(cfg.get("policy"))
         ep["framing"] = str(cfg.get("framing"))
         ep["skin"] = str(cfg.get("skin") or "default")
+        ep["protocol"] = str(cfg.get("protocol") or "econbench")
         ep["budget"] = int(cfg.get("budget", 3))
         ep["cost"] = float(cfg.get("cost", 0.0))
         ep["partial"] = not run.completed
@@ -393,8 +402,9 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if episodes.empty:
         return pd.DataFrame(columns=[*CELL_KEYS, "episodes", "score", "first_sight_rate"])
+    protocols = set(episodes["protocol"])
     for key, ep in episodes.groupby(CELL_KEYS, sort=False):
-        policy, framing, skin, budget, cost = key
+        policy, framing, skin, protocol, budget, cost = key
         opt = float(ep["opt"].sum())
         with_commits = ep[ep["n_commits"] > 0]
         commits = int(with_commits["n_commits"].sum())
@@ -406,9 +416,11 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
             {
                 "policy": policy,
                 "kind": "model" if "/" in policy else "reference",
-                "framing": framing_name(framing, skin),
+                "framing": framing_name(framing, skin)
+                + (f" ({protocol})" if len(protocols) > 1 else ""),
                 "rung": framing,
                 "skin": skin,
+                "protocol": protocol,
                 "budget": int(budget),
                 "cost": float(cost),
                 "episodes": len(ep),
@@ -671,21 +683,32 @@ def kappa_table(cells: pd.DataFrame) -> Table | None:
     )
 
 
-def _seed_rates(episodes: pd.DataFrame) -> dict[int, float | None]:
-    """Per seed: first-sight commits / commits (``None`` for a seed without commits)."""
+def _seed_commits(episodes: pd.DataFrame) -> dict[int, tuple[float, float]]:
+    """Per seed: (first-sight commits, commits)."""
     return {
-        int(seed): (float(f) / int(n) if int(n) else None)
+        int(seed): (float(f), float(n))
         for seed, f, n in zip(
             episodes["seed"], episodes["first_sight_commits"], episodes["n_commits"], strict=True
         )
     }
 
 
+def _paired_rungs(first: pd.DataFrame, second: pd.DataFrame) -> Any:
+    a, b = _seed_commits(first), _seed_commits(second)
+    seeds = sorted(set(a) & set(b))
+    if not seeds:
+        return None
+    return paired_ratio_bootstrap(
+        ([a[s][0] for s in seeds], [a[s][1] for s in seeds]),
+        ([b[s][0] for s in seeds], [b[s][1] for s in seeds]),
+    )
+
+
 def ladder_paired(episodes: pd.DataFrame, cells: pd.DataFrame) -> Table | None:
     """Paired comparisons of adjacent rungs (default skins) per policy at the ladder's (B, K):
-    the paper's seed-paired bootstrap of first-sight commitment among commits (per-seed
-    differences later − earlier over the seeds both rungs ran with commits in both, 10,000
-    resamples, RNG seed 0, 95 % percentile interval). Only pairs that share seeds."""
+    the paper's difference of re-pooled first-sight-among-commitments ratios, later − earlier,
+    over the seeds both rungs ran, with its seed-bootstrap interval (10,000 resamples, RNG seed
+    0, 95 % percentile). Only pairs that share seeds."""
     if cells.empty:
         return None
     budget, cost = ladder_setting(cells)
@@ -699,7 +722,7 @@ def ladder_paired(episodes: pd.DataFrame, cells: pd.DataFrame) -> Table | None:
         base = eps[(eps["policy"] == policy) & (eps["skin"] == "default")]
         for (a, rate_a, ok_a), (b, rate_b, ok_b) in itertools.pairwise(rungs):
             ea, eb = base[base["framing"] == a], base[base["framing"] == b]
-            diff = paired_bootstrap(_seed_rates(ea), _seed_rates(eb))
+            diff = _paired_rungs(ea, eb)
             if diff is None:
                 continue
             data_rows.append(
@@ -737,14 +760,76 @@ def ladder_paired(episodes: pd.DataFrame, cells: pd.DataFrame) -> Table | None:
         pd.DataFrame(data_rows),
         pd.DataFrame(shown_rows),
         [
-            "Δ first sight: mean over seeds of the later rung's first-sight share of commits "
-            "minus the earlier rung's (seeds without commits in either rung left out); 95 % "
-            "percentile interval of 10,000 paired seed-bootstrap resamples (RNG seed 0), as in "
-            "the paper.",
+            "Δ first sight: the later rung's pooled first-sight share of commits minus the "
+            "earlier rung's over the seeds both ran; 95 % percentile interval of 10,000 paired "
+            "seed-bootstrap resamples re-pooling both rungs (RNG seed 0; zero-commit seeds stay "
+            "in and add nothing), the paper's estimand.",
             "pooled rise: difference of the rungs' pooled first-sight rates, which the "
             "preregistered trigger (≥ 30 points, earliest adjacent pair) is read from.",
         ],
         text_columns=2,
+    )
+
+
+def _paper_cells(runs: Sequence[RunFrames]) -> list[tuple[str, Path]]:
+    """(source family, directory) of every AlloBench cell imported from the paper."""
+    out = []
+    for run in runs:
+        source = run.config.get("source") if run.benchmark == "allo" else None
+        if isinstance(source, dict) and source.get("kind") == "paper" and source.get("family"):
+            out.append((str(source["family"]), run.path))
+    return out
+
+
+def _check_text(check: Check, value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:.{check.digits}f}"
+
+
+def paper_check_table(runs: Sequence[RunFrames]) -> Table | None:
+    """The paper's published numbers beside the same numbers recomputed from its imported runs
+    (:mod:`econbench.allo.paper_check`)."""
+    cells = _paper_cells(runs)
+    if not cells:
+        return None
+    checks = paper_checks(cells)
+    if not checks:
+        return None
+    data = pd.DataFrame(
+        [{**c.__dict__, "status": c.status} for c in checks],
+    )
+    display = pd.DataFrame(
+        [
+            {
+                "table": c.table,
+                "row": c.row,
+                "measure": c.measure,
+                "paper": _check_text(c, c.paper),
+                "econbench": _check_text(c, c.ours),
+                "match": c.status,
+            }
+            for c in checks
+        ]
+    )
+    counts = data["status"].value_counts()
+    tables = [i for i in range(1, len(checks)) if checks[i].table != checks[i - 1].table]
+    return Table(
+        "paper_check",
+        "The paper's published tables, recomputed from its stored runs",
+        data,
+        display,
+        [
+            f"{int(counts.get('yes', 0))} of {len(checks)} numbers agree within the paper's "
+            f"rounding; {int(counts.get('≈', 0))} bootstrap interval ends lie within 1 point "
+            f"(≈); {int(counts.get('no', 0))} differ (no). The README explains each difference.",
+            "T6–T9, T11, T12 and T3 are the paper's Tables 6–9 (paired ladder differences, "
+            "per-rung first sight, zero-commit incidence, economic surface), 11 (transfer of the "
+            "post-trained Qwen), 12 and 3 (Qwen scores); T7 at integer precision is Table 1.",
+            "Intervals: 10,000 seed resamples drawn as the paper's boot_ratio_ci draws them "
+            "(numpy default_rng(0).integers), percentile; paired differences re-pool both arms "
+            "on the same resamples.",
+        ],
+        tables,
+        text_columns=3,
     )
 
 
@@ -857,6 +942,7 @@ def build_report(
         lambda: paper_table() if not cells.empty else None,
         lambda: ladder_paired(episodes, cells),
         lambda: kappa_table(cells),
+        lambda: paper_check_table(used),
     ]
     tables = [t for build in builders if (t := build()) is not None]
     return Report(title, list(used), excluded, tables, cells, include_partial)

@@ -9,22 +9,32 @@ What is trained is exactly what ``econbench allo eval-transfer`` measures on R0:
   shows the same text one decision at a time; ``AlloBench-R0-Counting-v0``, which states
   sighting counts, is not what a model sees in evaluation). The reskins, R1 and R2 then
   measure transfer.
-- **The action.** In evaluation the model writes free text ending with ``DECISION: KEEP`` or
-  ``DECISION: PASS``. Sampling hundreds of tokens for thousands of training decisions is out
-  of reach on a CPU, so a decision is read at one position: the chat-template prompt of the
-  conversation so far (earlier assistant turns rendered as the canonical
-  ``DECISION: KEEP``/``DECISION: PASS``), then the assistant prefix ``DECISION:``. The policy
-  is the two-way softmax, at the training temperature, over the logits of the first token
-  where the tokenizations of `` KEEP`` and `` PASS`` differ (tokens they share are part of the
-  prompt). For tokenizers that spell each word as one token this is the sequence
-  probability. The rest of the word (SmolLM2 splits them: `` KE``+``EP``, `` P``+``ASS``) and
-  the template's end-of-turn token are the answer's *spelling*: not a choice, so instead of
-  entering the ratio they get a maximum-likelihood term (``--spelling-coef``). Without it a
-  first run on SmolLM2 learned the decision and then wrote ``DECISION: KEPS`` or kept talking
-  after ``DECISION: KEEP``, which the evaluation parser rightly refuses. ``train.jsonl`` logs
-  the spelling's mean probability (``spelling_prob``).
-  One forward pass per decision in the rollout (with a KV cache) and one per episode in the
-  update give exact log-probabilities for the PPO ratio and the KL term.
+- **The action** (``rollout_mode``). In evaluation the model writes free text ending with
+  ``DECISION: KEEP`` or ``DECISION: PASS``. ``forced`` (the default, what a CPU affords) reads a
+  decision at one position: the chat-template prompt of the conversation so far (earlier
+  assistant turns rendered as the canonical ``DECISION: KEEP``/``DECISION: PASS``), then the
+  assistant prefix ``DECISION:``. The policy is the two-way softmax, at the training
+  temperature, over the logits of the first token where the tokenizations of `` KEEP`` and
+  `` PASS`` differ (tokens they share are part of the prompt). For tokenizers that spell each
+  word as one token this is the sequence probability. The rest of the word (SmolLM2 splits
+  them: `` KE``+``EP``, `` P``+``ASS``) and the template's end-of-turn token are the answer's
+  *spelling*: not a choice, so instead of entering the ratio they get a maximum-likelihood term
+  (``--spelling-coef``). Without it a first run on SmolLM2 learned the decision and then wrote
+  ``DECISION: KEPS`` or kept talking after ``DECISION: KEEP``, which the evaluation parser
+  rightly refuses. ``train.jsonl`` logs the spelling's mean probability (``spelling_prob``).
+  ``free`` samples the whole reply (up to ``reply_tokens``, R0's 512 by default) as the paper
+  did; the evaluation's R0 parser reads it, an unreadable reply is an unresolved PASS, and the
+  PPO ratio is taken over the reply's tokens (their mean log-probability, the paper's, or the
+  sum: ``free_logp``). Either way one forward pass per decision or token in the rollout (with a
+  KV cache) and one per episode in the update give exact log-probabilities.
+- **The KL.** Per decision, the exact KL to the frozen model over the whole vocabulary at every
+  position trained (the answer's tokens), averaged over them, with the paper's coefficient
+  0.05 (``ppo``, ``scoring``).
+- **The critic** (``critic``). The value baseline reads the decision's public features and, by
+  default, the true draw rate of its class (the paper's privileged, asymmetric critic). The
+  rate is read from the stream after the episode is played; no prompt carries it, so the
+  policy never sees it, and a baseline that does not depend on the action leaves the policy
+  gradient unbiased. ``public`` drops it.
 - **The reward.** A KEEP earns what it collects, ``n_c − sighting + 1`` (``Commit.collects``),
   minus the build charge K; a PASS earns 0. A decision's Monte-Carlo return is its reward
   plus the rewards of the later decisions of the episode (undiscounted), so a PASS is
@@ -32,9 +42,12 @@ What is trained is exactly what ``econbench allo eval-transfer`` measures on R0:
   net utility. (Taking each decision's own reward as its return would make KEEP always at
   least as good as PASS and teach eagerness, the opposite of the paper's finding.)
 
-Modules: ``actions`` (the two answers as tokens), ``rollout`` (play episodes with the
-model), ``ppo`` (losses and the value baseline), ``trainer`` (the loop, checkpoints and
-resume), ``transfer`` (the before/after evaluation).
+Modules: ``config`` (the settings), ``actions`` (the two answers as tokens), ``policy`` (the
+model read through the chat template), ``rollout`` and ``freetext`` (play episodes with the
+model), ``returns`` (rewards, returns, critic inputs), ``scoring`` (an episode's log-probabilities
+and KL from one forward pass), ``ppo`` (losses and the value baseline), ``trainer`` (the loop),
+``checkpoint`` (saving and resume), ``forced`` and ``transfer`` (the before/after evaluation).
+README "Deviations from the paper's recipe" lists what still differs from the paper's code.
 """
 
 from __future__ import annotations

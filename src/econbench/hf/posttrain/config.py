@@ -1,4 +1,10 @@
-"""The settings of a training run, and which seeds each step plays."""
+"""The settings of a training run, and which seeds each step plays.
+
+The defaults are the paper's recipe (``scripts/rl``: 20 steps × 25 seeds × 4 rollouts, LoRA
+r 32 / α 64, clip 0.2, KL 0.05, lr 6e-5, temperature 1.2, one PPO epoch, a privileged critic)
+except the action: ``rollout_mode="forced"`` reads KEEP/PASS at one position, which a CPU can
+afford; ``"free"`` samples whole replies as the paper did.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,17 @@ from econbench.allo.stream import (
     generate_stream,
     parse_seeds,
 )
+from econbench.hf.posttrain.returns import true_rate
+
+Critic = Literal["public", "privileged"]
+"""What the value baseline sees: the public decision features, or those plus the class's true
+draw rate (the paper's asymmetric critic; the policy never sees the rate)."""
+RolloutMode = Literal["forced", "free"]
+"""How a decision is sampled: KEEP/PASS after ``DECISION:`` (``forced``) or a whole reply read
+by the evaluation's R0 parser (``free``)."""
+FreeLogp = Literal["mean", "sum"]
+"""A free-text decision's log-probability: the mean over its reply tokens (the paper's) or the
+sum (the exact sequence log-probability)."""
 
 RESUMABLE = ("steps", "device")
 """Settings that may change when a run is continued (train longer, move to a GPU)."""
@@ -39,9 +56,13 @@ class TrainConfig(BaseModel):
     clip: float = Field(0.2, gt=0.0, lt=1.0)
     lr: float = Field(6e-5, gt=0.0)
     temperature: float = Field(1.2, gt=0.0)
-    epochs: int = Field(4, ge=1)
+    epochs: int = Field(1, ge=1)  # the paper: 3 epochs diverged, every reported run used 1
     minibatches: int = Field(1, ge=1)
     baseline: Literal["value", "mean"] = "value"
+    critic: Critic = "privileged"
+    rollout_mode: RolloutMode = "forced"
+    reply_tokens: int = Field(512, ge=1)  # free-text reply limit (R0's own is 512)
+    free_logp: FreeLogp = "mean"
     spelling_coef: float = Field(1.0, ge=0.0)
     value_lr: float = Field(3e-3, gt=0.0)
     value_iters: int = Field(100, ge=1)
@@ -92,7 +113,10 @@ class TrainConfig(BaseModel):
 
 
 def config_features(config: TrainConfig) -> tuple[float, ...]:
-    """The value features of a probe decision (their count sizes the value net)."""
+    """The critic's inputs at a probe decision (their count sizes the value net)."""
     stream = generate_stream(TRAIN_SEED_START, config.stream_config())
     game = Game(stream, cost=config.cost, budget=config.budget)
-    return tuple(features_from_view(game.view(), stream.config.early_window))
+    public = tuple(float(x) for x in features_from_view(game.view(), stream.config.early_window))
+    if config.critic == "public":
+        return public
+    return (*public, true_rate(stream, game.turn().cls))

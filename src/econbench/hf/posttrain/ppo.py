@@ -1,15 +1,23 @@
 """The per-decision PPO objective and the value baseline (spec §6, the paper's recipe).
 
-For each decision ``i`` with sampled action ``a_i`` (0 = PASS, 1 = KEEP):
+For each decision ``i`` with sampled answer ``a_i``:
 
-- ``ratio_i = π_θ(a_i) / π_old(a_i)`` where ``π`` is the tempered two-way softmax and
-  ``π_old`` the policy that sampled the episode;
+- ``ratio_i = π_θ(a_i) / π_old(a_i)``, ``π_old`` being the policy that sampled the episode. In
+  forced choice ``π`` is the tempered two-way KEEP/PASS softmax; in free text ``log π(a_i)`` is
+  the mean (the paper's choice) or the sum of the reply's token log-probabilities at the
+  sampling temperature (``scoring``);
 - policy loss = mean over decisions of ``−min(ratio·A, clip(ratio, 1 − ε, 1 + ε)·A)``;
-- KL term = mean of the exact two-action ``KL(π_θ ‖ π_ref)`` at each decision, ``π_ref``
-  being the frozen model (the same weights with the LoRA adapter disabled); the loss adds
-  ``β · KL``. With two actions the KL is computed exactly, not estimated from samples;
+- KL term = per decision, the mean over the positions trained (the answer's tokens) of the
+  exact ``KL(π_θ ‖ π_ref)`` over the **whole vocabulary** of the next-token distribution
+  (temperature 1), ``π_ref`` being the frozen model (the same weights with the LoRA adapter
+  disabled); the loss adds ``β · KL``. The paper applies β = 0.05 to the same positions (every
+  token of each assistant turn, averaged per turn) but to the one-sample estimate
+  ``log π_θ(token) − log π_ref(token)`` of the sampled tokens; the exact sum over the vocabulary
+  is never negative and has no sampling noise (the paper's estimate ran to −57 in its 3-epoch
+  run). Over the whole vocabulary, not only KEEP and PASS, it also holds back the mass that
+  leaks to other words, which the free-text evaluation reads;
 - advantage ``A_i = G_i − b_i``: the Monte-Carlo return minus a baseline, either a small
-  learned value of the decision's features (``value``, fitted by MSE on the returns after
+  learned value of the decision's critic inputs (``value``, fitted by MSE on the returns after
   the advantages are taken, so a batch never judges itself) or the batch's mean return
   (``mean``). Advantages are not normalised: returns are in occurrences, as in the paper.
 """
@@ -25,8 +33,11 @@ from torch import nn
 Baseline = Literal["value", "mean"]
 
 
-def two_way_kl(logp: torch.Tensor, logp_ref: torch.Tensor) -> torch.Tensor:
-    """Exact ``KL(p ‖ q)`` per row of ``[n, 2]`` log-probabilities (≥ 0, 0 iff equal)."""
+def categorical_kl(logp: torch.Tensor, logp_ref: torch.Tensor) -> torch.Tensor:
+    """Exact ``KL(p ‖ q)`` over the last dimension of log-probabilities (≥ 0, 0 iff equal).
+
+    Used over the whole vocabulary at each trained position, and over the (PASS, KEEP) pair
+    for the forced-choice diagnostic ``decision_kl``."""
     return (logp.exp() * (logp - logp_ref)).sum(dim=-1)
 
 
@@ -43,28 +54,28 @@ class LossParts:
 
 def ppo_loss(
     logp: torch.Tensor,
-    actions: torch.Tensor,
     logp_old: torch.Tensor,
     advantages: torch.Tensor,
-    logp_ref: torch.Tensor,
+    kl: torch.Tensor,
     *,
     clip: float,
     kl_coef: float,
 ) -> LossParts:
     """Clipped surrogate plus the KL penalty, averaged over decisions.
 
-    ``logp``/``logp_ref``: ``[n, 2]`` log-probabilities (PASS, KEEP) under the policy being
-    trained and the frozen one; ``actions``: ``[n]`` 0/1; ``logp_old``: ``[n]``
-    log-probability of each action under the sampling policy; ``advantages``: ``[n]``.
+    ``logp``: ``[n]`` log-probability of each decision's sampled answer under the policy being
+    trained; ``logp_old``: the same under the sampling policy; ``advantages``: ``[n]``;
+    ``kl``: ``[n]`` each decision's KL to the frozen model (``scoring.decision_terms``).
     """
-    taken = logp.gather(1, actions.long().unsqueeze(1)).squeeze(1)
-    ratio = torch.exp(taken - logp_old)
+    ratio = torch.exp(logp - logp_old)
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1.0 - clip, 1.0 + clip) * advantages
     policy = -torch.minimum(unclipped, clipped).mean()
-    kl = two_way_kl(logp, logp_ref).mean()
+    kl_mean = kl.mean()
     clip_frac = ((ratio - 1.0).abs() > clip).float().mean()
-    return LossParts(policy + kl_coef * kl, policy, kl, clip_frac.detach(), ratio.detach())
+    return LossParts(
+        policy + kl_coef * kl_mean, policy, kl_mean, clip_frac.detach(), ratio.detach()
+    )
 
 
 class ValueNet(nn.Module):
@@ -108,7 +119,8 @@ def advantages(
     baseline: Baseline,
     net: ValueNet | None = None,
 ) -> torch.Tensor:
-    """``returns − baseline``: the batch mean, or the value net's prediction (no gradient)."""
+    """``returns − baseline``: the batch mean, or the value net's prediction from the critic
+    inputs ``features`` (no gradient)."""
     if baseline == "mean":
         return returns - returns.mean()
     if net is None:

@@ -8,8 +8,14 @@ made, so the bookkeeping is the benchmark's own:
   early); reward of a PASS = 0;
 - return of a decision = its reward plus the rewards of every later decision (undiscounted), so
   the first decision's return is the episode's net utility;
-- features = ``econbench.allo.gym_env.features_from_view`` at the decision (what the value
-  baseline sees: t/T, budget fraction, sightings, unkept classes seen, K/T, early sighting).
+- features = ``econbench.allo.gym_env.features_from_view`` at the decision (the public part of
+  what the value baseline sees: t/T, budget fraction, sightings, unkept classes seen, K/T, early
+  sighting);
+- rate = the true draw probability of the decision's class, read from the stream (which classes
+  are hot). It is *privileged*: the episode is already played when it is read, no prompt or
+  observation carries it, and only the value baseline gets it (:func:`critic_inputs`, the
+  paper's asymmetric critic, ``scripts/rl/rl_critic.py``). A baseline may use anything that
+  does not depend on the action taken, so the policy gradient stays unbiased.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import numpy as np
 
 from econbench.allo.game import EpisodeResult, Game
 from econbench.allo.gym_env import features_from_view
-from econbench.allo.stream import Stream
+from econbench.allo.stream import Stream, class_probabilities
 
 
 @dataclass(frozen=True)
@@ -36,10 +42,26 @@ class DecisionOutcome:
     reward: float
     ret: float
     features: tuple[float, ...]
+    rate: float  # privileged: for the critic only
 
     @property
     def first_sight(self) -> bool:
         return self.sighting == 1
+
+
+def true_rate(stream: Stream, cls: int) -> float:
+    """The probability that a draw of ``stream`` is class ``cls`` (hot or trap)."""
+    return float(class_probabilities(stream.hot, stream.config)[cls])
+
+
+def critic_inputs(outcome: DecisionOutcome, critic: str) -> tuple[float, ...]:
+    """What the value baseline reads for a decision: the public features, plus the class's true
+    rate when ``critic`` is ``"privileged"``."""
+    if critic == "public":
+        return outcome.features
+    if critic == "privileged":
+        return (*outcome.features, outcome.rate)
+    raise ValueError(f"unknown critic {critic!r}; choose public or privileged")
 
 
 def score_decisions(
@@ -71,7 +93,7 @@ def score_decisions(
     rewards = np.array([r[5] for r in rows], dtype=float)
     returns = np.cumsum(rewards[::-1])[::-1] if len(rows) else rewards
     outcomes = [
-        DecisionOutcome(t, c, s, b, k, r, float(g), f)
+        DecisionOutcome(t, c, s, b, k, r, float(g), f, true_rate(stream, c))
         for (t, c, s, b, k, r, f), g in zip(rows, returns, strict=True)
     ]
     return outcomes, game.result()

@@ -1,13 +1,19 @@
-"""Play R0 training episodes with a causal LM as a two-way KEEP/PASS policy.
+"""Play R0 training episodes with a causal LM, in either rollout mode.
 
 The episode is played by the benchmark's own runner (``econbench.allo.runner.play_episode``)
-through the evaluation framing, with :class:`DecisionActor` as the actor: per decision it
-renders the conversation with the model's chat template, appends ``DECISION:`` (see
-``actions``), feeds only the new tokens to the model (a KV cache holds the rest), samples KEEP
-or PASS from the tempered two-way softmax and answers with the canonical
-``DECISION: KEEP|PASS`` (which the framing's parser reads as a resolved decision). It keeps
-the episode's token ids and the position of every decision, so the update can recompute all
-of an episode's decision log-probabilities in one forward pass (:func:`decision_logits`).
+through the evaluation framing, with the model as the actor, and the decisions are then
+taken from the episode's own records, as the evaluation reads them:
+
+- ``forced`` (:class:`DecisionActor`): per decision it renders the conversation with the
+  model's chat template, appends ``DECISION:`` (see ``actions``), feeds only the new tokens
+  (a KV cache holds the rest), samples KEEP or PASS from the tempered two-way softmax and
+  answers with the canonical ``DECISION: KEEP|PASS``, which the parser always resolves;
+- ``free`` (``freetext.FreeTextActor``): the model writes the whole reply, the R0 parser reads
+  it, and an unreadable reply is an unresolved PASS.
+
+Either way the rollout keeps the episode's token ids and, per decision, the span of its answer
+tokens, so the update recomputes every decision's log-probabilities in one forward pass per
+episode (``scoring``).
 """
 
 from __future__ import annotations
@@ -18,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from econbench.agents.models.base import ChatMessage
 from econbench.allo.actors import EpisodeInfo, Input, Reply, UserText
@@ -27,60 +32,16 @@ from econbench.allo.framings.base import Framing
 from econbench.allo.game import EpisodeResult
 from econbench.allo.runner import play_episode
 from econbench.allo.stream import StreamConfig, generate_stream, stream_config_for
-from econbench.hf.posttrain.actions import ActionTokens, reply_text
+from econbench.hf.posttrain.actions import reply_text
+from econbench.hf.posttrain.config import RolloutMode
+from econbench.hf.posttrain.freetext import FreeTextActor
+from econbench.hf.posttrain.policy import LMPolicy, two_way_logprobs
 from econbench.hf.posttrain.returns import DecisionOutcome, score_decisions
-from econbench.hf.provider import render_prompt
+
+__all__ = ["EpisodeRollout", "LMPolicy", "collect", "play_rollout", "two_way_logprobs"]
 
 ROLLOUT_SALT = 0x5A3C
 """Salt of the random stream that samples training actions."""
-
-
-def two_way_logprobs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """``[..., 2]`` raw logits (PASS, KEEP) → log-probabilities of the tempered softmax."""
-    return torch.log_softmax(logits / temperature, dim=-1)
-
-
-class LMPolicy:
-    """A causal LM read as a KEEP/PASS policy at one temperature."""
-
-    def __init__(self, model: Any, tokenizer: Any, *, temperature: float) -> None:
-        self.model = model
-        self.tokenizer = tokenizer
-        self.temperature = float(temperature)
-        self.actions = ActionTokens.from_tokenizer(tokenizer, end=self._end_token())
-
-    def _end_token(self) -> int | None:
-        """The first token the template writes after an assistant turn (``<|im_end|>``)."""
-        probe = [ChatMessage("system", "s"), ChatMessage("user", "u")]
-        answer = reply_text(True)
-        prompt = self.render(probe)
-        after = self.render([*probe, ChatMessage("assistant", answer), ChatMessage("user", "u")])
-        if not after.startswith(prompt + answer):
-            return None
-        ids = self.encode(after[len(prompt) + len(answer) :])
-        return ids[0] if ids else None
-
-    @property
-    def device(self) -> torch.device:
-        return next(self.model.parameters()).device
-
-    def render(self, messages: list[ChatMessage]) -> str:
-        """The prompt text of ``messages`` with the assistant's generation prompt, rendered
-        exactly as the ``hf/PATH`` provider renders it in evaluation."""
-        return render_prompt(messages, [], self.tokenizer)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    @torch.no_grad()
-    def next_pair(self, new_ids: Sequence[int], cache: Any) -> tuple[torch.Tensor, Any]:
-        """Feed ``new_ids`` after the cached tokens; return the (PASS, KEEP) logits of the next
-        token and the updated cache."""
-        ids = torch.tensor([list(new_ids)], dtype=torch.long, device=self.device)
-        out = self.model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
-        last = out.logits[0, -1].float()
-        pair = torch.stack([last[self.actions.pass_], last[self.actions.keep]])
-        return pair.cpu(), out.past_key_values
 
 
 @dataclass
@@ -89,12 +50,14 @@ class EpisodeRollout:
 
     seed: int
     rollout: int
+    mode: RolloutMode
     ids: list[int]
-    positions: list[int]  # index in ``ids`` whose logits decide
-    keeps: list[bool]
-    logits: list[tuple[float, float]]  # (PASS, KEEP) raw logits under the sampling policy
-    logp_old: list[float]  # log-probability of the sampled action under the sampling policy
-    spelled: list[tuple[int, ...]]  # each answer's spelling tokens, as they follow in ``ids``
+    spans: list[tuple[int, int]]  # each decision's answer tokens in ``ids``, half-open
+    keeps: list[bool]  # as the evaluation's parser read each answer
+    resolved: list[bool]
+    logp_old: list[float]  # each action's log-probability under the sampling policy (summed)
+    logits: list[tuple[float, float]]  # forced: (PASS, KEEP) raw logits when sampled
+    replies: list[str]
     outcomes: list[DecisionOutcome] = field(default_factory=list)
     result: EpisodeResult | None = None
 
@@ -102,9 +65,29 @@ class EpisodeRollout:
     def n_decisions(self) -> int:
         return len(self.keeps)
 
+    @property
+    def positions(self) -> list[int]:
+        """The index in ``ids`` whose logits predict each answer's first token."""
+        return [start - 1 for start, _ in self.spans]
+
+    @property
+    def action_tokens(self) -> list[int]:
+        """How many of each answer's tokens are the action: the decision token in forced
+        choice (the rest is its spelling), the whole reply in free text."""
+        return [1 if self.mode == "forced" else end - start for start, end in self.spans]
+
+    @property
+    def spelled(self) -> list[tuple[int, ...]]:
+        """Forced choice: each answer's spelling tokens (the rest of the word, the end of the
+        turn), as they follow the decision token in ``ids``."""
+        return [
+            tuple(self.ids[start + n : end])
+            for (start, end), n in zip(self.spans, self.action_tokens, strict=True)
+        ]
+
 
 class DecisionActor:
-    """The model as an AlloBench actor for R0 training (see the module docstring)."""
+    """The model as a forced-choice R0 actor (see the module docstring)."""
 
     name = "posttrain"
 
@@ -179,10 +162,10 @@ class DecisionActor:
 class _Factory:
     name = "posttrain"
 
-    def __init__(self, actor: DecisionActor) -> None:
+    def __init__(self, actor: DecisionActor | FreeTextActor) -> None:
         self.actor = actor
 
-    def __call__(self, episode: EpisodeInfo) -> DecisionActor:
+    def __call__(self, episode: EpisodeInfo) -> DecisionActor | FreeTextActor:
         return self.actor
 
 
@@ -202,31 +185,56 @@ def play_rollout(
     budget: int = 3,
     framing: Framing | None = None,
     config: StreamConfig | None = None,
+    mode: RolloutMode = "forced",
+    reply_tokens: int = 512,
 ) -> EpisodeRollout:
-    """Play the R0 episode of ``stream_seed`` once, sampling actions with ``rng``."""
+    """Play the R0 episode of ``stream_seed`` once, sampling with ``rng``; ``reply_tokens``
+    caps a free-text reply."""
     framing = framing or get_framing("r0")
     # As the runner draws it by default: the config's own budget (3), whatever B is.
     stream_config = stream_config_for(config or StreamConfig(), budget)
     stream = generate_stream(stream_seed, stream_config)
-    actor = DecisionActor(policy, rng)
+    actor: DecisionActor | FreeTextActor = (
+        DecisionActor(policy, rng) if mode == "forced" else FreeTextActor(policy, rng, reply_tokens)
+    )
     was_training = policy.model.training
     policy.model.eval()
     try:
         episode = play_episode(framing, _Factory(actor), stream, cost=cost, budget=budget)
     finally:
         policy.model.train(was_training)
-    outcomes, result = score_decisions(stream, actor.keeps, cost=cost, budget=budget)
-    if result.utility != episode.result.utility or episode.unresolved:
+    turns = [rec for rec in episode.record["turns"] if rec["kind"] == "decision"]
+    keeps = [bool(rec["commit"]) for rec in turns]
+    resolved = [bool(rec["resolved"]) for rec in turns]
+    outcomes, result = score_decisions(stream, keeps, cost=cost, budget=budget)
+    if result.utility != episode.result.utility:
         raise RuntimeError("the training replay disagrees with the played episode")
+    if isinstance(actor, DecisionActor):
+        if keeps != actor.keeps or not all(resolved):
+            raise RuntimeError("the parser read a canonical answer otherwise than it was sampled")
+        ids = actor.finish()
+        spans = [
+            (p + 1, p + 2 + len(spelled))
+            for p, spelled in zip(actor.positions, actor.spelled, strict=True)
+        ]
+        logits, replies = actor.logits, [reply_text(k) for k in keeps]
+    else:
+        if len(actor.spans) != len(keeps):
+            raise RuntimeError(
+                "the runner asked a different number of decisions than were answered"
+            )
+        ids, spans, logits, replies = actor.finish(), actor.spans, [], actor.replies
     return EpisodeRollout(
         seed=stream_seed,
         rollout=rollout,
-        ids=actor.finish(),
-        positions=actor.positions,
-        keeps=actor.keeps,
-        logits=actor.logits,
+        mode=mode,
+        ids=ids,
+        spans=spans,
+        keeps=keeps,
+        resolved=resolved,
         logp_old=actor.logp,
-        spelled=actor.spelled,
+        logits=logits,
+        replies=replies,
         outcomes=outcomes,
         result=result,
     )
@@ -242,6 +250,8 @@ def collect(
     cost: float = 0.0,
     budget: int = 3,
     config: StreamConfig | None = None,
+    mode: RolloutMode = "forced",
+    reply_tokens: int = 512,
     on_episode: Callable[[EpisodeRollout], None] | None = None,
 ) -> list[EpisodeRollout]:
     """``rollouts`` sampled episodes of every seed in ``seeds`` (seed-major order)."""
@@ -258,36 +268,10 @@ def collect(
                 budget=budget,
                 framing=framing,
                 config=config,
+                mode=mode,
+                reply_tokens=reply_tokens,
             )
             out.append(ep)
             if on_episode is not None:
                 on_episode(ep)
     return out
-
-
-def decision_logits(
-    model: Any, episode: EpisodeRollout, actions: ActionTokens
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One forward pass over an episode: the (PASS, KEEP) logits at every decision
-    (``[n, 2]``) and the log-probability of each answer's spelling (``[n]``: the rest of the
-    word and the end of the turn; 0 when there is none). Gradients flow into both when called
-    outside ``no_grad``."""
-    device = next(model.parameters()).device
-    rows = set(episode.positions)
-    for p, spelled in zip(episode.positions, episode.spelled, strict=True):
-        rows.update(p + 1 + j for j in range(len(spelled)))
-    keep_at = sorted(rows)
-    index = {p: i for i, p in enumerate(keep_at)}
-    ids = torch.tensor([episode.ids], dtype=torch.long, device=device)
-    kept = torch.tensor(keep_at, dtype=torch.long, device=device)
-    logits = model(input_ids=ids, use_cache=False, logits_to_keep=kept).logits[0].float()
-    at = torch.tensor([index[p] for p in episode.positions], device=device)
-    pair = logits[at][:, [actions.pass_, actions.keep]]
-    spell_logp = []
-    for p, spelled in zip(episode.positions, episode.spelled, strict=True):
-        terms = [
-            torch.log_softmax(logits[index[p + 1 + j]], dim=-1)[tok]
-            for j, tok in enumerate(spelled)
-        ]
-        spell_logp.append(torch.stack(terms).sum() if terms else logits.new_zeros(()))
-    return pair, torch.stack(spell_logp)

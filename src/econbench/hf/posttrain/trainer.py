@@ -1,22 +1,26 @@
-"""The training loop: per step, sample R0 episodes, then a few PPO epochs over their decisions.
+"""The training loop: per step, sample R0 episodes, then PPO over their decisions.
 
 Per step ``s`` the batch is ``seeds_per_step`` training seeds × ``rollouts`` sampled episodes
-each (the paper: 25 × 4). The seeds of step ``s`` are the next ``seeds_per_step`` of the seed
-list (``--seeds``, cycled) or, by default, ``9000 + s·seeds_per_step …`` (``TRAIN_SEED_START``;
-never the evaluation seeds 2000–2023; ``--seeds N-`` starts the open range at N). Then:
+each (the paper: 25 × 4), played in ``rollout_mode`` (``forced`` or ``free``, see ``rollout``).
+The seeds of step ``s`` are the next ``seeds_per_step`` of the seed list (``--seeds``, cycled)
+or, by default, ``9000 + s·seeds_per_step …`` (``TRAIN_SEED_START``; never the evaluation
+seeds 2000–2023; ``--seeds N-`` starts the open range at N). Then:
 
-1. the frozen model's log-probabilities at every decision (one forward pass per episode with
-   the adapter disabled);
-2. advantages against the baseline (``ppo.advantages``);
-3. ``epochs`` passes over the batch, each split into ``minibatches`` optimizer steps (AdamW on
-   the LoRA weights, gradient norm clipped to 1) on the PPO loss plus ``spelling_coef`` times
-   the negative log-likelihood of each answer's spelling (``actions``);
-4. the value net is fitted to the batch's returns (``value`` baseline).
+1. advantages against the baseline (``ppo.advantages``), the value net reading each decision's
+   critic inputs (``returns.critic_inputs``: with ``critic="privileged"`` the class's true rate
+   too — the policy's prompts never carry it);
+2. ``epochs`` passes over the batch (1 by default, as the paper ran: its 3-epoch run diverged),
+   each split into ``minibatches`` optimizer steps (AdamW on the LoRA weights, gradient norm
+   clipped to 1). Per episode, one forward pass with the adapter disabled (the frozen model)
+   and one with it give every decision's terms (``scoring``); the loss is the PPO loss with the
+   full-vocabulary KL, plus, in forced choice, ``spelling_coef`` times the negative
+   log-likelihood of each answer's spelling (``actions``);
+3. the value net is fitted to the batch's returns (``value`` baseline).
 
 Everything is written to ``OUT`` after every step (``checkpoint``), so a run can stop at any
 time: ``train.jsonl`` (one row per step: mean reward, first-sight rate, KEEP rate, KL,
-losses, seconds, …), ``adapter/`` (load it with ``--adapter``), ``state.pt`` and
-``trainer_state.json``. Rerunning the same command continues after the last saved step; a
+losses, unresolved share, seconds, …), ``adapter/`` (load it with ``--adapter``), ``state.pt``
+and ``trainer_state.json``. Rerunning the same command continues after the last saved step; a
 different config is refused with a readable diff unless ``force``; ``steps`` and ``device``
 may change. No random state needs saving: the LoRA initialisation comes from ``seed``, and
 every action is sampled from a generator derived from (``seed``, step, stream seed, rollout).
@@ -44,14 +48,10 @@ from econbench.hf.posttrain.checkpoint import (
     save_checkpoint,
 )
 from econbench.hf.posttrain.config import TrainConfig, config_features
-from econbench.hf.posttrain.ppo import ValueNet, advantages, fit_value, ppo_loss, two_way_kl
-from econbench.hf.posttrain.rollout import (
-    EpisodeRollout,
-    LMPolicy,
-    collect,
-    decision_logits,
-    two_way_logprobs,
-)
+from econbench.hf.posttrain.ppo import ValueNet, advantages, fit_value, ppo_loss
+from econbench.hf.posttrain.returns import critic_inputs
+from econbench.hf.posttrain.rollout import EpisodeRollout, LMPolicy, collect
+from econbench.hf.posttrain.scoring import action_logp, decision_terms, position_logits
 from econbench.runs.layout import read_jsonl
 from econbench.runs.lock import RunLock
 
@@ -90,12 +90,10 @@ class Batch:
     """One step's decisions as tensors, in episode order."""
 
     episodes: list[EpisodeRollout]
-    actions: torch.Tensor
-    logp_old: torch.Tensor
-    logp_roll: torch.Tensor  # [n, 2] under the sampling policy
-    logp_ref: torch.Tensor
+    logp_old: torch.Tensor  # the action's log-probability as ``config.free_logp`` reduces it
+    action_tokens: torch.Tensor
     returns: torch.Tensor
-    features: torch.Tensor
+    features: torch.Tensor  # the critic's inputs
     spans: list[tuple[int, int]]  # each episode's rows
 
 
@@ -153,32 +151,37 @@ def attach_adapter(model: Any, config: TrainConfig, adapter: Path | None) -> Any
         return get_peft_model(model, lora)
 
 
-def build_batch(model: Any, policy: LMPolicy, episodes: list[EpisodeRollout]) -> Batch:
-    """Stack the decisions and compute the frozen model's log-probabilities."""
-    logp_ref = []
-    with torch.no_grad(), model.disable_adapter():
-        for ep in episodes:
-            pair, _ = decision_logits(model, ep, policy.actions)
-            logp_ref.append(two_way_logprobs(pair, policy.temperature).cpu())
+def build_batch(episodes: list[EpisodeRollout], config: TrainConfig) -> Batch:
+    """Stack the decisions of ``episodes``."""
     spans, start = [], 0
     for ep in episodes:
         spans.append((start, start + ep.n_decisions))
         start += ep.n_decisions
+    tokens = torch.tensor([n for ep in episodes for n in ep.action_tokens], dtype=torch.float32)
+    logp_sum = torch.tensor([x for ep in episodes for x in ep.logp_old], dtype=torch.float32)
     return Batch(
         episodes=episodes,
-        actions=torch.tensor([k for ep in episodes for k in ep.keeps], dtype=torch.long),
-        logp_old=torch.tensor([x for ep in episodes for x in ep.logp_old], dtype=torch.float32),
-        logp_roll=two_way_logprobs(
-            torch.tensor([x for ep in episodes for x in ep.logits], dtype=torch.float32),
-            policy.temperature,
-        ),
-        logp_ref=torch.cat(logp_ref),
+        logp_old=action_logp(logp_sum, tokens, config.free_logp),
+        action_tokens=tokens,
         returns=torch.tensor([o.ret for ep in episodes for o in ep.outcomes], dtype=torch.float32),
         features=torch.tensor(
-            [o.features for ep in episodes for o in ep.outcomes], dtype=torch.float32
+            [critic_inputs(o, config.critic) for ep in episodes for o in ep.outcomes],
+            dtype=torch.float32,
         ),
         spans=spans,
     )
+
+
+def reference_logits(model: Any, episode: EpisodeRollout) -> torch.Tensor:
+    """The frozen model's logits at the episode's trained positions: the adapter disabled, in
+    eval mode, without gradients."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), model.disable_adapter():
+            return position_logits(model, episode)
+    finally:
+        model.train(was_training)
 
 
 def ppo_update(
@@ -189,8 +192,10 @@ def ppo_update(
     adv: torch.Tensor,
     config: TrainConfig,
     rng: np.random.Generator,
-) -> dict[str, float]:
-    """``epochs`` passes of clipped PPO over the batch; returns the last pass's averages.
+) -> dict[str, float | None]:
+    """``epochs`` passes of clipped PPO over the batch; returns the last pass's averages, with
+    ``kl`` and ``decision_kl`` as the first pass measured them (with one minibatch: the policy
+    that sampled the batch).
 
     The model stays in eval mode (no dropout: the ratio compares like with like), except
     with gradient checkpointing, which transformers applies only in train mode."""
@@ -201,6 +206,9 @@ def ppo_update(
         model.eval()
 
 
+_SUMS = ("loss", "policy_loss", "kl_update", "clip_frac", "spelling_nll", "decision_kl")
+
+
 def _ppo_epochs(
     model: Any,
     policy: LMPolicy,
@@ -209,14 +217,16 @@ def _ppo_epochs(
     adv: torch.Tensor,
     config: TrainConfig,
     rng: np.random.Generator,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     params = [p for p in model.parameters() if p.requires_grad]
     n_eps = len(batch.episodes)
     groups = max(1, min(config.minibatches, n_eps))
-    stats: dict[str, float] = {}
-    for _ in range(config.epochs):
+    forced = config.rollout_mode == "forced"
+    stats: dict[str, float | None] = {}
+    first: dict[str, float | None] = {}
+    for epoch in range(config.epochs):
         order = rng.permutation(n_eps)
-        sums = dict.fromkeys(("loss", "policy_loss", "kl_update", "clip_frac", "spelling_nll"), 0.0)
+        sums = dict.fromkeys(_SUMS, 0.0)
         spelled_prob, n_total = 0.0, 0
         for part in np.array_split(order, groups):
             n_dec = sum(batch.spans[i][1] - batch.spans[i][0] for i in part)
@@ -224,20 +234,24 @@ def _ppo_epochs(
             for i in part:
                 ep = batch.episodes[i]
                 lo, hi = batch.spans[i]
-                pair, spell_logp = decision_logits(model, ep, policy.actions)
-                logp = two_way_logprobs(pair, policy.temperature)
-                device = logp.device
+                ref = reference_logits(model, ep)
+                terms = decision_terms(
+                    position_logits(model, ep), ref, ep, policy.actions, policy.temperature
+                )
+                device = terms.logp.device
+                tokens = batch.action_tokens[lo:hi].to(device)
                 parts = ppo_loss(
-                    logp,
-                    batch.actions[lo:hi].to(device),
+                    action_logp(terms.logp, tokens, config.free_logp),
                     batch.logp_old[lo:hi].to(device),
                     adv[lo:hi].to(device),
-                    batch.logp_ref[lo:hi].to(device),
+                    terms.kl,
                     clip=config.clip,
                     kl_coef=config.kl,
                 )
-                spelling = -spell_logp.mean()
-                total = parts.total + config.spelling_coef * spelling
+                total = parts.total
+                spelling = -terms.spelling.mean()
+                if forced:
+                    total = total + config.spelling_coef * spelling
                 weight = (hi - lo) / n_dec
                 (total * weight).backward()
                 n = hi - lo
@@ -246,17 +260,31 @@ def _ppo_epochs(
                 sums["policy_loss"] += float(parts.policy.detach()) * n
                 sums["kl_update"] += float(parts.kl.detach()) * n
                 sums["clip_frac"] += float(parts.clip_frac) * n
-                spelled_prob += float(spell_logp.detach().exp().sum())
+                if terms.decision_kl is not None:
+                    sums["decision_kl"] += float(terms.decision_kl.detach().sum())
+                spelled_prob += float(terms.spelling.detach().exp().sum())
                 n_total += n
             torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
             optimizer.step()
         stats = {k: v / n_total for k, v in sums.items()}
-        stats["spelling_prob"] = spelled_prob / n_total
-    return stats
+        stats["spelling_prob"] = spelled_prob / n_total if forced else None
+        if not forced:
+            stats["spelling_nll"] = stats["decision_kl"] = None
+        if epoch == 0:
+            first = {"kl": stats["kl_update"], "decision_kl": stats["decision_kl"]}
+    # Exact KLs are ≥ 0; clamp the float rounding of a near-zero value (step 1: no change yet).
+    return {
+        **stats,
+        **{k: None if v is None else max(0.0, float(v)) for k, v in first.items()},
+    }
 
 
 def step_row(
-    step: int, seeds: Sequence[int], batch: Batch, adv: torch.Tensor, stats: dict[str, float]
+    step: int,
+    seeds: Sequence[int],
+    batch: Batch,
+    adv: torch.Tensor,
+    stats: dict[str, float | None],
 ) -> dict[str, Any]:
     """The ``train.jsonl`` row of one step (before the timing fields)."""
     eps = batch.episodes
@@ -274,8 +302,8 @@ def step_row(
         "score": (sum(utility) / opt) if opt > 0 else None,
         "keep_rate": len(keeps) / len(outcomes),
         "first_sight_rate": (sum(o.first_sight for o in keeps) / len(keeps)) if keeps else None,
-        # Exact KL ≥ 0; clamp the float rounding of a near-zero value (step 1: no change yet).
-        "kl": max(0.0, float(two_way_kl(batch.logp_roll, batch.logp_ref).mean())),
+        "unresolved_rate": sum(not r for ep in eps for r in ep.resolved) / len(outcomes),
+        "reply_tokens_mean": float(batch.action_tokens.mean()) if eps[0].mode == "free" else None,
         "advantage_abs_mean": float(adv.abs().mean()),
         **stats,
     }
@@ -304,7 +332,7 @@ def train(
         policy = LMPolicy(model, tokenizer, temperature=config.temperature)
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
-        n_features = len(config_features(config))
+        n_features = len(config_features(config))  # the critic's inputs
         value = ValueNet(n_features, scale=float(config.tasks))
         value_opt = torch.optim.Adam(value.parameters(), lr=config.value_lr)
         if done:
@@ -325,11 +353,13 @@ def train(
                 cost=config.cost,
                 budget=config.budget,
                 config=config.stream_config(),
+                mode=config.rollout_mode,
+                reply_tokens=config.reply_tokens,
                 on_episode=report.episode_done,
             )
             rolled = time.perf_counter()
             report.phase("update")
-            batch = build_batch(model, policy, episodes)
+            batch = build_batch(episodes, config)
             adv = advantages(batch.returns, batch.features, config.baseline, value)
             rng = np.random.default_rng([config.seed, step, SHUFFLE_SALT])
             stats = ppo_update(model, policy, optimizer, batch, adv, config, rng)
