@@ -1,9 +1,12 @@
 """One JSON line for an append-only log, whatever a model put into the data.
 
 Model replies can carry values strict JSON cannot hold — NaN, infinities, lone UTF-16
-surrogates from a truncated escape — and one such value must not crash an 8-hour run. The
-fast path writes the data as it is; only a line that fails is cleaned: non-finite numbers
-become strings, unencodable characters become backslash escapes.
+surrogates from a truncated escape, nesting too deep to serialise — and one such value must
+not crash an 8-hour run. (Replies are bounded and cleaned where they enter the harness,
+``econbench.agents.models.boundary``; this is the last line of defence for anything else.)
+The fast path writes the data as it is; only a line that fails is cleaned: non-finite
+numbers become strings, unencodable characters become backslash escapes, and whatever lies
+more than ``MAX_DEPTH`` levels deep becomes a string saying it was cut.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import math
 from typing import Any
 
 _SEPARATORS = (",", ":")
+MAX_DEPTH = 64
+"""Levels kept when a line has to be cleaned (no log row of the harness needs more)."""
 
 
 def json_line(obj: Any, *, sort_keys: bool = False) -> str:
@@ -23,7 +28,7 @@ def json_line(obj: Any, *, sort_keys: bool = False) -> str:
         )
         text.encode("utf-8")
         return text
-    except (ValueError, UnicodeEncodeError, TypeError):
+    except (ValueError, UnicodeEncodeError, TypeError, RecursionError):
         return json.dumps(
             _clean(obj),
             separators=_SEPARATORS,
@@ -33,15 +38,17 @@ def json_line(obj: Any, *, sort_keys: bool = False) -> str:
         )
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: Any, depth: int = 0) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     if isinstance(value, str):
         return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, dict):
-        return {_clean(str(k)): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
     if value is None or isinstance(value, bool | int | float):
         return value
+    if depth >= MAX_DEPTH:
+        return f"[cut: nested more than {MAX_DEPTH} levels deep]"
+    if isinstance(value, dict):
+        return {_clean(str(k)): _clean(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v, depth + 1) for v in value]
     return _clean(repr(value))

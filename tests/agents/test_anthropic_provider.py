@@ -421,3 +421,36 @@ def test_missing_key_is_a_clear_fatal_error(h: Harness, monkeypatch: pytest.Monk
         with pytest.raises(FatalModelError, match="no Anthropic API key"):
             h.call(provider, convo("hello"))
         assert server.requests == []
+
+
+# ---------------------------------------------------------------- hostile replies
+def test_a_hostile_reply_is_bounded_cleaned_and_the_conversation_goes_on(h: Harness) -> None:
+    from tests.fakes.common import BrainReply
+
+    deep = '{"qty": ' + "[" * 200 + "]" * 200 + "}"
+
+    def brain(request: Any) -> BrainReply:
+        if len(request.messages) > 1:  # the call came back (as a result, or as text)
+            return BrainReply(text="noted")
+        return BrainReply(
+            text="caf\ud800",
+            tool_calls=[{"name": "buy", "arguments": deep}],
+            input_tokens=10**15,
+        )
+
+    with FakeAnthropicServer(brain) as server:
+        provider = h.make(server)
+        out = h.call(provider, convo("buy"))
+        [call] = out.tool_calls
+        assert isinstance(call.arguments, str), "201 levels: kept as text, not as data"
+        assert out.provider_data["anthropic"]["content"][-1]["input"] == call.arguments
+        result = Shop().call(call.name, call.arguments)
+        assert "nested more than 32 levels deep" in result["error"]
+        assert out.text == "caf\ufffd"
+        assert out.usage.input_tokens == 0 and out.usage.invalid == ("input_tokens",)
+        history = [
+            *convo("buy"),
+            out.as_message(),
+            ChatMessage("tool", json.dumps(result), tool_call_id=call.call_id, name=call.name),
+        ]
+        assert h.call(provider, history).text == "noted"

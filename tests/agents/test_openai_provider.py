@@ -642,3 +642,144 @@ def test_garbled_success_responses_are_transient() -> None:
             provider = OpenAIChatProvider(model, api_key=KEY, base_url=server.base_url)
             with pytest.raises(TransientModelError, match="unreadable"):
                 run(provider, convo())
+
+
+# ------------------------------------------------------------------ hostile replies
+DEEP = '{"qty": ' + "[" * 100_000 + "]" * 100_000 + "}"
+"""Arguments nested 100,000 levels deep (``json.loads`` gives up; so does ``json.dumps``)."""
+TOO_DEEP_TO_KEEP = '{"qty": 5, "price": ' + "[" * 40 + "]" * 40 + "}"
+"""Nested 41 levels: parses, but deeper than any tool needs (the harness keeps 32)."""
+
+
+def hostile_brain(arguments: str) -> Any:
+    def brain(request: BrainRequest) -> BrainReply:
+        if request.messages[-1]["role"] == "tool":
+            return BrainReply(text="noted")
+        return BrainReply(tool_calls=[{"name": "buy_beans", "arguments": arguments}])
+
+    return brain
+
+
+@pytest.mark.parametrize("name", ["openai-compatible/local", "openai/fake-model"])
+@pytest.mark.parametrize("arguments", [DEEP, TOO_DEEP_TO_KEEP], ids=["100k-deep", "41-deep"])
+def test_deeply_nested_arguments_are_a_tool_error_and_the_next_request_still_goes(
+    name: str, arguments: str
+) -> None:
+    with FakeOpenAIServer(hostile_brain(arguments)) as server:
+        provider = chat(server, name=name)
+        out = run(provider, convo())
+        [call] = out.tool_calls
+        assert call.arguments == arguments, "kept as the text the model sent"
+        result = Shop().call(call.name, call.arguments)
+        assert result["status"] == "error"
+        assert "nested more than 32 levels deep" in result["error"] and len(result["error"]) < 600
+        history = convo(
+            out.as_message(), ChatMessage("tool", json.dumps(result), tool_call_id=call.call_id)
+        )
+        assert run(provider, history).text == "noted"  # once: RecursionError building it
+    replayed = server.requests[1]["body"]["messages"][-2]["tool_calls"][0]["function"]
+    if name.startswith("openai-compatible/"):
+        assert json.loads(replayed["arguments"]) == {"unparsed_arguments": arguments}
+    else:
+        assert replayed["arguments"] == arguments
+
+
+def test_responses_keep_deep_arguments_as_text_and_replay_them() -> None:
+    with FakeOpenAIServer(hostile_brain(DEEP)) as server:
+        provider = responses(server)
+        out = run(provider, convo())
+        [call] = out.tool_calls
+        assert call.arguments == DEEP
+        result = Shop().call(call.name, call.arguments)
+        history = convo(
+            out.as_message(), ChatMessage("tool", json.dumps(result), tool_call_id=call.call_id)
+        )
+        assert run(provider, history).text == "noted"
+
+
+def test_arguments_past_the_size_limit_are_cut_and_answered_with_an_error() -> None:
+    huge = '{"qty": 5, "price": 1, "note": "' + "x" * 300_000 + '"}'
+    with FakeOpenAIServer(hostile_brain(huge)) as server:
+        out = run(chat(server, name="openai-compatible/local"), convo())
+    [call] = out.tool_calls
+    assert isinstance(call.arguments, str) and len(call.arguments) < 270_000
+    assert call.arguments.startswith(huge[:1000]) and "cut by econbench" in call.arguments
+    result = Shop().call(call.name, call.arguments)
+    assert result["status"] == "error" and "longer than 262,144 characters" in result["error"]
+
+
+def test_lone_surrogates_in_text_reasoning_and_arguments_become_replacement_characters() -> None:
+    def brain(request: BrainRequest) -> BrainReply:
+        return BrainReply(
+            text="caf\ud800 and a pair \ud83d\ude00",
+            reasoning="think \udc00",
+            tool_calls=[{"name": "buy_beans", "arguments": '{"qty": 5, "\\ud800k": "\\udfff"}'}],
+        )
+
+    with FakeOpenAIServer(brain, reasoning_field="reasoning_content") as server:
+        out = run(chat(server, name="openai-compatible/local"), convo())
+    assert out.text == "caf\ufffd and a pair \U0001f600"
+    assert out.reasoning == "think \ufffd"
+    assert out.tool_calls[0].arguments == {"qty": 5, "\ufffdk": "\ufffd"}
+    # Everything the harness keeps is valid UTF-8 now.
+    json.dumps(vars(out), default=vars, ensure_ascii=False).encode("utf-8")
+
+
+def run_priced(provider: Any, messages: list[ChatMessage]) -> ModelOutput:
+    """``run`` for a ``PricedProvider`` (it closes the provider it wraps)."""
+
+    async def call() -> ModelOutput:
+        try:
+            return await provider.generate(messages, TOOLS, GenerateConfig())
+        finally:
+            await provider.inner.aclose()
+
+    return asyncio.run(call())
+
+
+@pytest.mark.parametrize("bad", [1e308, -5, 3.5, 10**12])
+def test_impossible_usage_counts_are_zero_flagged_and_unpriced(
+    bad: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from econbench.agents.models.registry import PricedProvider
+
+    def brain(request: BrainRequest) -> BrainReply:
+        return BrainReply(text="hi", input_tokens=bad, cached_input_tokens=0, output_tokens=7)
+
+    with FakeOpenAIServer(brain) as server:
+        provider = PricedProvider(chat(server, name="openai/gpt-5.5"), name="openai/gpt-5.5")
+        with caplog.at_level("WARNING"):
+            out = run_priced(provider, convo())
+    assert out.usage.input_tokens == 0 and out.usage.output_tokens == 7
+    assert out.usage.invalid == ("input_tokens",)
+    assert out.usage.to_dict()["invalid"] == ["input_tokens"]
+    assert out.cost_usd is None, "never priced as if the count were 0, nor as infinity"
+    assert "impossible usage" in caplog.text and "openai/gpt-5.5" in caplog.text
+    json.dumps(out.usage.to_dict(), allow_nan=False)
+
+
+def test_sound_usage_is_priced_and_carries_no_flag() -> None:
+    from econbench.agents.models.registry import PricedProvider
+
+    def brain(request: BrainRequest) -> BrainReply:
+        return BrainReply(text="hi", input_tokens=1000, cached_input_tokens=0, output_tokens=10)
+
+    with FakeOpenAIServer(brain) as server:
+        provider = PricedProvider(chat(server, name="openai/gpt-5.5"), name="openai/gpt-5.5")
+        out = run_priced(provider, convo())
+    assert out.usage.invalid == () and "invalid" not in out.usage.to_dict()
+    assert out.cost_usd == pytest.approx(1000 * 5 / 1e6 + 10 * 30 / 1e6)
+
+
+def test_a_compatible_server_never_gets_the_openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeOpenAIServer(text_brain) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        assert run(create_openai_provider("openai-compatible/my-model"), convo()).text
+        named = OpenAIChatProvider(
+            "m", api_key="sk-named-0123456789", base_url=None, name="openai-compatible/m"
+        )
+        assert run(named, convo()).text
+    sent = [h.get("authorization", "") for h in server.headers]
+    assert KEY not in "".join(sent)
+    assert sent == ["Bearer not-needed", "Bearer sk-named-0123456789"]

@@ -214,3 +214,14 @@ def test_separate_tables_do_not_share_overrides():
     assert table.cost("gpt-5", Usage(1_000_000)) == 0.0
     assert close(cost_usd("gpt-5", Usage(1_000_000)), 1.25)
     assert table.to_dict()["prices"]["gpt-5"]["source"] == "config"
+
+
+@pytest.mark.parametrize("bad", [math.inf, math.nan, True])
+def test_a_price_must_be_a_finite_number(bad):
+    with pytest.raises(ValueError, match="finite, non-negative"):
+        Price(bad, 0, 0, 0)
+
+
+def test_a_cost_that_overflows_is_unknown_never_infinite():
+    table = PriceTable({"big": Price(1e300, 0, 0, 1e300)}, version="test")
+    assert table.cost("big", Usage(10**8, 0, 0, 10**8)) is None

@@ -461,3 +461,54 @@ def test_a_stopped_then_resumed_run_keeps_a_record_that_replays_it(tmp_path) -> 
     assert indices == list(range(summary["firms"]["roaster_A"]["llm_calls"]))
     outcome = replay_run(out, tmp_path / "replay")
     assert outcome.identical and outcome.stopped is None
+
+
+def test_a_run_fed_hostile_replies_records_them_stops_resumes_and_replays(tmp_path) -> None:
+    """Arguments nested 5,000 levels deep, lone surrogates and an impossible token count:
+    each costs one tool error or one unpriced call. The record takes them, the run stops
+    and resumes (its conversation re-sent with them inside), and the record replays it."""
+    from econbench.coffee.run import resume_to_dir
+    from econbench.runs.replay import replay_run
+
+    deep: object = 1
+    for _ in range(5000):
+        deep = [deep]
+    asked = [0]
+
+    def hostile(messages, tools):
+        asked[0] += 1
+        if asked[0] == 1:
+            return ToolCall("make_offer", {"listing_id": deep, "offered_price": 1, "qty": 1})
+        if asked[0] == 2:
+            message = {"recipient": "roaster_B", "title": "hi \udc00", "body": "x \ud83d"}
+            return ModelOutput(
+                model="m",
+                text="caf\ud800",
+                tool_calls=[ToolCall("send_message", message)],
+                usage=Usage(input_tokens=10**20, output_tokens=3),
+            )
+        if asked[0] == 6:
+            raise FatalModelError("invalid api key")
+        if messages[-1].role == "tool":
+            return ToolCall("wait_for_next_day", {})
+        return ToolCall("view_listings", {})
+
+    register_scripted(MODEL, hostile)
+    try:
+        config = RunConfig(days=DAYS, agents={"default": "scripted", "roaster_A": MODEL})
+        out = tmp_path / "run"
+        with pytest.raises(RunStopped, match="invalid api key"):
+            run_to_dir(config, out, provider_wrap=make_provider_wrap(record=out / RECORD))
+        summary = resume_to_dir(out, provider_wrap=make_provider_wrap(record=out / RECORD))
+    finally:
+        unregister_scripted(MODEL)
+    firm = summary["firms"]["roaster_A"]
+    assert firm["invalid_usage_calls"] == 1 and firm["cost_usd"] is None
+    events = [json.loads(line) for line in (out / EVENTS).open(encoding="utf-8")]
+    calls = [e for e in events if e["type"] == "tool_call" and e["firm"] == "roaster_A"]
+    assert "nested more than 32 levels deep" in calls[0]["result"]["error"]
+    assert calls[1]["result"]["status"] == "success"
+    sent = next(e for e in events if e["type"] == "message")
+    assert (sent["title"], sent["body"]) == ("hi \ufffd", "x \ufffd")
+    outcome = replay_run(out, tmp_path / "replay")
+    assert outcome.identical and outcome.stopped is None

@@ -30,6 +30,7 @@ from econbench.agents.models.registry import (
     build_provider,
     check_keys,
     is_model_name,
+    key_variables,
     make_limiter,
     parse_model_name,
     register_scripted,
@@ -244,10 +245,21 @@ def test_api_key_env_names_the_variable(monkeypatch):
     assert resolve_api_key("anthropic/claude-haiku-4-5", custom) == "ms-key"
 
 
-def test_openai_compatible_key_falls_back_to_openai_then_a_dummy(monkeypatch):
+def test_openai_compatible_never_gets_the_openai_key_only_the_one_it_names(monkeypatch):
+    """The server may be any host a config names: OPENAI_API_KEY must not travel there."""
     assert resolve_api_key("openai-compatible/llama") == "EMPTY"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
-    assert resolve_api_key("openai-compatible/llama") == "sk-openai"
+    remote = ModelSettings(base_url="https://llm.example.net/v1")
+    assert resolve_api_key("openai-compatible/llama") == "EMPTY"
+    assert resolve_api_key("openai-compatible/llama", remote) == "EMPTY"
+    assert key_variables("openai-compatible/llama", remote) == ()
+    check_keys(["openai-compatible/llama"], remote)  # no key needed, none sent
+    named = ModelSettings(base_url="https://llm.example.net/v1", api_key_env="LLM_KEY")
+    with pytest.raises(MissingKeyError, match="LLM_KEY"):
+        resolve_api_key("openai-compatible/llama", named)
+    monkeypatch.setenv("LLM_KEY", "sk-llm")
+    assert resolve_api_key("openai-compatible/llama", named) == "sk-llm"
+    assert resolve_api_key("openai/gpt-5.5") == "sk-openai"  # its own provider still does
 
 
 # ------------------------------------------------------------------------ base URLs
@@ -520,3 +532,21 @@ def test_make_limiter_takes_each_providers_smallest_limit():
     assert limiter.limit("openai/gpt-5.5") == 4
     assert limiter.limit("anthropic") == 2
     assert limiter.limit("google/gemini-3.1-pro") == 8
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("timeout_s", float("inf")),
+        ("timeout_s", float("nan")),
+        ("max_tokens", 10**12),
+        ("thinking_budget", 10**12),
+        ("context_window", 10**12),
+        ("max_concurrency", 10**6),
+        ("seed", 2**64),
+        ("temperature", float("nan")),
+    ],
+)
+def test_model_settings_numbers_have_finite_ranges(field: str, value: float) -> None:
+    with pytest.raises(ValidationError):
+        ModelSettings(**{field: value})

@@ -89,6 +89,39 @@ def test_an_identical_request_is_a_free_hit_with_the_same_reply_and_usage(tmp_pa
         assert cached.stats.hits == 1 and cached.stats.misses == 1
 
 
+def test_a_cached_hostile_reply_is_stored_and_served_cleaned_the_same_every_time(
+    tmp_path,
+) -> None:
+    """A reply with lone surrogates and deep arguments once made the cache (UTF-8 SQLite)
+    raise, and, served again after a resume, crash the run again."""
+    deep: object = 0
+    for _ in range(40):  # parses and copies; deeper than the harness keeps (32)
+        deep = [deep]
+    reply = ModelOutput(
+        model="gpt-5.5",
+        text="caf\ud800",
+        reasoning="\udfff",
+        tool_calls=[ToolCall("sell", {"price": deep, "\ud83dnote": "x"}, "call_\udc00")],
+        usage=Usage(input_tokens=2000, output_tokens=30),
+        provider_data={"openai_chat": {"response_id": "r\ud800"}},
+    )
+    inner = ScriptedModel("m", brain=lambda messages, tools: reply)
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        first = ask(CachedProvider(PricedProvider(inner, name="openai/gpt-5.5"), cache))
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:  # a resumed run, another process
+        again = ask(CachedProvider(PricedProvider(inner, name="openai/gpt-5.5"), cache))
+    assert inner.calls == 1 and again.cache_hit
+    assert (again.text, again.reasoning, again.tool_calls) == (
+        first.text,
+        first.reasoning,
+        first.tool_calls,
+    )
+    assert again.text == "caf\ufffd" and again.reasoning == "\ufffd"
+    [call] = again.tool_calls
+    assert call.call_id == "call_\ufffd" and isinstance(call.arguments, str)
+    assert again.provider_data == {"openai_chat": {"response_id": "r\ufffd"}}
+
+
 def test_any_change_to_the_request_is_a_miss(tmp_path) -> None:
     model = priced_model()
     with ResponseCache(tmp_path / "cache.sqlite") as cache:

@@ -95,3 +95,82 @@ def test_valid_call_accepts_int_for_float() -> None:
         "revenue": 6.0,
     }
     assert shop.stock == 1
+
+
+# -- arguments no model should be able to break the harness with ------------------------
+
+
+def nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ({"qty": nested(10_000), "price": 1.0}, "nested more than 32 levels deep"),
+        ('{"qty": ' + "[" * 50_000 + "]" * 50_000 + "}", "nested more than 32 levels deep"),
+        ('{"qty": 1, "price": NaN}', "NaN is not a finite number"),
+        ('{"qty": 1, "price": 1e400}', "1e400 is not a finite number"),
+        ('{"qty": 1,,', "not valid JSON"),
+        ('"just text"', "they are a JSON string"),
+        ({"qty": 1, "price": 1.0, "note": "x" * 300_000}, "longer than 262,144 characters"),
+    ],
+)
+def test_arguments_too_deep_too_long_or_not_json_are_a_short_error_and_change_nothing(
+    arguments, fragment
+) -> None:
+    shop = Shop()
+    result = shop.call("sell", arguments)
+    assert result["status"] == "error"
+    assert fragment in result["error"] and "must be a JSON object" in result["error"]
+    assert len(result["error"]) < 600, "the model reads the reason, not its arguments back"
+    assert shop.stock == 3
+
+
+def test_a_long_bad_value_is_quoted_short_in_the_error() -> None:
+    result = Shop().call("sell", {"qty": "x" * 100_000, "price": 1.0})
+    assert result["status"] == "error" and "'qty'" in result["error"]
+    assert len(result["error"]) < 600
+
+
+def test_bounded_arguments_keep_sound_objects_and_turn_the_rest_into_text() -> None:
+    from econbench.agents.untrusted import CUT_MARK, bounded_arguments, kept_arguments
+
+    assert bounded_arguments('{"a": [1, {"b": "c"}]}') == {"a": [1, {"b": "c"}]}
+    assert bounded_arguments('"{\\"a\\": 1}"') == {"a": 1}  # double-encoded
+    assert bounded_arguments("") == {} and bounded_arguments(None) == {}
+    assert bounded_arguments("null") == {}
+    assert bounded_arguments("[1, 2]") == "[1, 2]"
+    assert bounded_arguments({"k": "\ud800"}) == {"k": "\ufffd"}
+    deep = {"a": nested(5_000)}
+    text = bounded_arguments(deep)
+    assert isinstance(text, str) and text.startswith('{"a":[[[') and text.endswith("]]]}")
+    assert text.count("[") == 5_000
+    huge = bounded_arguments({"a": "x" * 1_000_000})
+    assert isinstance(huge, str) and huge.endswith(CUT_MARK) and len(huge) < 263_000
+    # Read back from a run file: sound data untouched, an unbounded dict made text.
+    sound = {"qty": 1}
+    assert kept_arguments(sound) is sound and kept_arguments("raw") == "raw"
+    assert isinstance(kept_arguments(deep), str)
+
+
+def test_valid_text_joins_pairs_and_replaces_lone_surrogates() -> None:
+    from econbench.agents.untrusted import valid_text
+
+    assert valid_text("plain") == "plain" and valid_text("café ☕") == "café ☕"
+    assert valid_text("\ud83d\ude00") == "\U0001f600"
+    assert valid_text("a\ud83db\udc00") == "a\ufffdb\ufffd"
+    assert valid_text("x\ud800").encode("utf-8") == "x\ufffd".encode()
+
+
+def test_dump_text_spells_json_like_json_dumps_without_recursing() -> None:
+    import json
+
+    from econbench.agents.untrusted import dump_text
+
+    for value in ({"a": [1, 2.5, None, True, "é"]}, [], {}, [[]], "s", {"k": {"l": []}}):
+        assert dump_text(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert dump_text(nested(100_000)) == "[" * 100_000 + "1" + "]" * 100_000

@@ -172,10 +172,12 @@ def test_skins_change_words_not_decisions() -> None:
 
 
 # -- R1 ---------------------------------------------------------------------------------------
+# These pin protocol "econbench" (today's texts and rules); tests/allo/test_paper_protocol.py
+# checks the paper protocol's.
 
 
 def test_r1_tools_and_prompt() -> None:
-    _framing, ep = _episode("r1", cost=20)
+    _framing, ep = _episode("r1", cost=20, protocol="econbench")
     specs = {s.name: s for s in ep.tools()}
     assert set(specs) == {"claim_solver", "skip_solver"}
     assert all(s.parameters["properties"] == {} for s in specs.values())
@@ -195,7 +197,7 @@ def test_r1_tools_and_prompt() -> None:
 
 
 def test_r1_decisions_through_the_toolkit() -> None:
-    _, ep = _episode("r1")
+    _, ep = _episode("r1", protocol="econbench")
     turn = Game(generate_stream(2000, CFG)).turn()
     ep.begin_turn(turn, 3)
     bad = ep.toolkit.call("claim_solver", {"code": "x"})
@@ -235,7 +237,7 @@ def test_r1_decisions_through_the_toolkit() -> None:
 def test_r2_rejects_bad_code(code: str, problem: str) -> None:
     reason = check_solver_code(code)
     assert reason is not None and problem in reason
-    _, ep = _episode("r2")
+    _, ep = _episode("r2", protocol="econbench")
     ep.begin_turn(Game(generate_stream(2000, CFG)).turn(), 3)
     result = ep.toolkit.call("claim_solver", {"code": code})
     assert result["status"] == "error" and problem in result["error"]
@@ -254,14 +256,14 @@ def test_r2_rejects_bad_code(code: str, problem: str) -> None:
 )
 def test_r2_accepts_any_well_formed_solver(code: str) -> None:
     assert check_solver_code(code) is None
-    _, ep = _episode("r2")
+    _, ep = _episode("r2", protocol="econbench")
     ep.begin_turn(Game(generate_stream(2000, CFG)).turn(), 3)
     assert ep.toolkit.call("claim_solver", {"code": code})["status"] == "success"
     assert ep.turn_over() and ep.end_turn("tool").commit
 
 
 def test_r2_prompt_never_says_correctness_is_unchecked() -> None:
-    _, ep = _episode("r2")
+    _, ep = _episode("r2", protocol="econbench")
     text = ep.system_prompt().lower()
     assert "def solve(inputs: dict) -> float" in text
     assert "not checked" not in text and "never run" not in text and "correct" not in text
@@ -290,7 +292,8 @@ def test_r2_retries_then_unresolved_pass_after_three_bad_calls() -> None:
     stream = generate_stream(2000, CFG)
     bad = ToolCall("claim_solver", {"code": ""})
     good = ToolCall("claim_solver", {"code": "def solve(inputs):\n    return 1"})
-    ep = play_episode(get_framing("r2"), _first_question_actor([bad, bad, good]), stream)
+    r2 = get_framing("r2", protocol="econbench")
+    ep = play_episode(r2, _first_question_actor([bad, bad, good]), stream)
     first = ep.record["turns"][0]
     assert first["decision"] == "commit" and first["resolved"]
     assert [c["result"]["status"] for r in first["replies"] for c in r["tool_calls"]] == [
@@ -298,7 +301,7 @@ def test_r2_retries_then_unresolved_pass_after_three_bad_calls() -> None:
         "error",
         "success",
     ]
-    ep = play_episode(get_framing("r2"), _first_question_actor([bad, bad, bad, good]), stream)
+    ep = play_episode(r2, _first_question_actor([bad, bad, bad, good]), stream)
     first = ep.record["turns"][0]
     assert first["decision"] == "pass" and not first["resolved"]
     assert "3 calls" in first["reason"]
@@ -311,7 +314,8 @@ def test_r2_retries_then_unresolved_pass_after_three_bad_calls() -> None:
 
 @pytest.fixture(scope="module")
 def r3() -> BuildFraming:
-    return BuildFraming(sandbox=Sandbox(), workers=4)
+    """Today's R3 rules, on purpose (the paper's are in test_r3_paper.py)."""
+    return BuildFraming(sandbox=Sandbox(), workers=4, protocol="econbench")
 
 
 def test_is_exact() -> None:

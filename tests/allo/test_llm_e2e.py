@@ -34,7 +34,9 @@ def eager_brain(request: BrainRequest) -> BrainReply:
         return BrainReply(text="A new colour. I keep it.\nDECISION: KEEP")
     if "write_script" in tools:
         if last["role"] == "tool":  # the script is written: answer and end the task
-            return BrainReply(tool_calls=[{"name": "submit_answer", "arguments": {"answer": 0}}])
+            submit = next(t for t in request.tools if t["name"] == "submit_answer")
+            key = next(iter(submit["parameters"]["properties"]))  # "value" under "paper"
+            return BrainReply(tool_calls=[{"name": "submit_answer", "arguments": {key: 0}}])
         n = sum(1 for m in request.messages if m["role"] == "user")
         code = "def solve(inputs: dict) -> int:\n    return 0\n"
         return BrainReply(

@@ -225,7 +225,7 @@ def test_r3_sessions_replay_their_script_writes(tmp_path: Path) -> None:
     assert rec["first_sight_commits"] == 1
     assert rec["result"]["rebuilds"] == 1  # the rewrite spent the second unit: session over
     kinds = [t["kind"] for t in rec["turns"]]
-    assert kinds == ["decision", "decision", "auto", "after_end", "after_end", "after_end"]
+    assert kinds == ["decision", "decision", "reuse", "after_end", "after_end", "after_end"]
     assert rec["turns"][0]["observation"].startswith("PROBLEM 1 of 6")
     call = rec["turns"][0]["replies"][0]["tool_calls"][0]
     assert call["name"] == "submit_answer" and call["result"] == {"ok": True}

@@ -44,7 +44,9 @@ def test_non_finite_run_script_inputs_are_an_error_result() -> None:
         return Reply(tool_calls=[ToolCall("write_script", {"name": "s", "code": code}, "a")])
 
     episode = play_episode(
-        get_framing("r3"), lambda info: FunctionActor(script), generate_stream(2000)
+        get_framing("r3", protocol="econbench"),
+        lambda info: FunctionActor(script),
+        generate_stream(2000),
     )
     runs = [
         c

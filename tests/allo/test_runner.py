@@ -40,22 +40,31 @@ CASES = [
 ]
 MATCH = [
     pytest.param(
-        framing, config, cost, budget, policy, id=f"{framing}-{policy}-n{config.n_tasks}-k{cost:g}"
+        framing,
+        protocol,
+        config,
+        cost,
+        budget,
+        policy,
+        id=f"{framing}-{protocol}-{policy}-n{config.n_tasks}-k{cost:g}",
     )
     for framing in ("r0", "r1", "r2")
+    for protocol in ("paper", "econbench")
     for config, cost, budget, policies in CASES
     for policy in policies
 ]
 
 
-@pytest.mark.parametrize(("framing", "config", "cost", "budget", "policy"), MATCH)
+@pytest.mark.parametrize(("framing", "protocol", "config", "cost", "budget", "policy"), MATCH)
 def test_framing_matches_the_bare_game(
-    framing: str, config: StreamConfig, cost: float, budget: int, policy: str
+    framing: str, protocol: str, config: StreamConfig, cost: float, budget: int, policy: str
 ) -> None:
-    """A reference policy makes the same decisions through the framing as in the bare game."""
+    """A reference policy makes the same decisions through the framing, under either protocol,
+    as in the bare game (the paper's R1/R2 texts hide the problem type: the actor recognises
+    each problem's family from its wording)."""
     config = config.model_copy(update={"budget": budget})
     factory = PolicyActorFactory(policy, config, cost=cost, budget=budget)
-    fr = get_framing(framing)
+    fr = get_framing(framing, protocol=protocol)
     for seed in (2000, 2001, 2002, 2005):
         stream = generate_stream(seed, config)
         ep = play_episode(fr, factory, stream, cost=cost, budget=budget)
@@ -172,7 +181,8 @@ def test_only_the_first_tool_call_runs() -> None:
         return Reply(tool_calls=calls)
 
     actor = FunctionActor(plan)
-    ep = play_episode(get_framing("r1"), lambda info: actor, generate_stream(2000, CFG))
+    r1 = get_framing("r1", protocol="econbench")  # the paper protocol: test_paper_protocol.py
+    ep = play_episode(r1, lambda info: actor, generate_stream(2000, CFG))
     assert ep.result.commits == []
     first = ep.record["turns"][0]["replies"][0]["tool_calls"]
     assert [c["executed"] for c in first] == [True, False]
@@ -185,15 +195,16 @@ def test_only_the_first_tool_call_runs() -> None:
 
 def test_reply_without_tool_call_in_r1_is_unresolved() -> None:
     actor = lambda info: FunctionActor(lambda i, h: Reply(text="I would build one."))  # noqa: E731
-    ep = play_episode(get_framing("r1"), actor, generate_stream(2000, CFG))
+    ep = play_episode(get_framing("r1", protocol="econbench"), actor, generate_stream(2000, CFG))
     first = ep.record["turns"][0]
     assert first["decision"] == "pass" and not first["resolved"]
     assert first["reason"] == "reply without a tool call"
 
 
 def test_episode_token_cap_stops_asking() -> None:
-    """R3 caps an episode at 300k generated tokens; later questions are unresolved, unasked."""
-    fr = BuildFraming(sandbox=Sandbox(), workers=4)
+    """R3 (protocol "econbench") caps an episode at 300k generated tokens; later questions
+    are unresolved, unasked (the paper protocol's cap: tests/allo/test_r3_paper.py)."""
+    fr = BuildFraming(sandbox=Sandbox(), workers=4, protocol="econbench")
     usage = {"input_tokens": 900_000, "output_tokens": 160_000}  # prompts do not count
     actor = FunctionActor(lambda i, h: Reply(text="thinking", usage=usage))
     ep = play_episode(fr, lambda info: actor, generate_stream(2000, CFG))
@@ -261,7 +272,9 @@ def test_run_cell_writes_summary_and_config(tmp_path: Path) -> None:
     assert summary["seeds"] == "2000-2001"
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["seeds"] == [2000, 2001]
-    assert "costs 10 points" in config["system_prompt"]
+    assert config["protocol"] == "paper" and config["framing_settings"]["protocol"] == "paper"
+    assert summary["protocol"] == "paper"
+    assert "claim_solver also costs 10 point(s)" in config["system_prompt"]
     assert [t["function"]["name"] for t in config["tools"]] == ["claim_solver", "skip_solver"]
     # The stream is drawn with B = 3 whatever the cell's B (the paper's protocol, the default
     # since issue 11); the old per-B rule is stream_budget="cell".
@@ -318,7 +331,7 @@ def test_safe_name() -> None:
 
 
 def test_a_write_before_the_token_cap_still_commits() -> None:
-    fr = BuildFraming(sandbox=Sandbox(), workers=4)
+    fr = BuildFraming(sandbox=Sandbox(), workers=4, protocol="econbench")
     stream = generate_stream(2000, CFG)
     code = "def solve(inputs):\n    return 0"
 

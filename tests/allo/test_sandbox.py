@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from econbench.allo import _sandbox_runner as runner
+from econbench.allo import _sandbox_seccomp as seccomp
 from econbench.allo.families import FAMILIES, instance_for
 from econbench.allo.sandbox import (
     Sandbox,
@@ -96,14 +96,20 @@ def test_custom_entry_and_json_values(sandbox: Sandbox) -> None:
 def test_stdlib_and_threads_work(sandbox: Sandbox) -> None:
     code = (
         "import zlib, hashlib, decimal, fractions, math, random, threading\n"
+        "import collections, dataclasses\n"
+        "P = collections.namedtuple('P', 'a b', defaults=(1,))\n"
+        "@dataclasses.dataclass\n"
+        "class D:\n"
+        "    x: int = 2\n"
         "def solve(inputs):\n"
         "    out = []\n"
         "    t = threading.Thread(target=lambda: out.append(math.comb(10, 3)))\n"
         "    t.start(); t.join()\n"
-        "    return out[0] + len(hashlib.sha256(zlib.compress(b'x')).hexdigest())\n"
+        "    digest = hashlib.sha256(zlib.compress(b'x')).hexdigest()\n"
+        "    return out[0] + len(digest) + P(0).b + D().x\n"
     )
     res = sandbox.run(code, {})
-    assert res.ok and res.value == 120 + 64, res
+    assert res.ok and res.value == 120 + 64 + 1 + 2, res
 
 
 def test_workspace_is_private_writable_and_fresh(sandbox: Sandbox) -> None:
@@ -391,13 +397,71 @@ def test_ctypes_and_introspection_are_refused(sandbox: Sandbox) -> None:
 
 
 def test_seccomp_program_jumps_stay_in_bounds() -> None:
-    for machine in runner.SYSCALLS:
-        prog = runner.seccomp_program(machine, os.getpid())
-        assert prog is not None and prog[-1] == (runner.BPF_RET_K, 0, 0, runner.RET_ALLOW)
+    for machine in seccomp.SYSCALLS:
+        prog = seccomp.seccomp_program(machine, os.getpid())
+        assert prog is not None and prog[-1] == (seccomp.BPF_RET_K, 0, 0, seccomp.RET_ALLOW)
         for i, (code, jt, jf, _k) in enumerate(prog):
-            if code in (runner.BPF_JEQ_K, runner.BPF_JGE_K, runner.BPF_JSET_K):
+            if code in (seccomp.BPF_JEQ_K, seccomp.BPF_JGE_K, seccomp.BPF_JSET_K):
                 assert i + 1 + max(jt, jf) < len(prog)
-    assert runner.seccomp_program("sparc", 1) is None
+    assert seccomp.seccomp_program("sparc", 1) is None
+
+
+def _decide(prog: list[tuple[int, int, int, int]], arch: int, nr: int, *args: int) -> int:
+    """Run the filter on one system call (a BPF interpreter for the opcodes it uses)."""
+    words = {seccomp.OFF_NR: nr, seccomp.OFF_ARCH: arch}
+    for i, value in enumerate((*args, 0, 0, 0, 0, 0, 0)[:6]):
+        words[seccomp.arg_lo(i)] = value & 0xFFFFFFFF
+        words[seccomp.arg_hi(i)] = value >> 32
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = prog[pc]
+        if code == seccomp.BPF_RET_K:
+            return k
+        if code == seccomp.BPF_LD_W_ABS:
+            acc, pc = words[k], pc + 1
+            continue
+        taken = {
+            seccomp.BPF_JEQ_K: acc == k,
+            seccomp.BPF_JGE_K: acc >= k,
+            seccomp.BPF_JSET_K: bool(acc & k),
+        }[code]
+        pc += 1 + (jt if taken else jf)
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.SYSCALLS))
+def test_seccomp_program_decisions(machine: str) -> None:
+    arch, nrs = seccomp.SYSCALLS[machine]
+    prog = seccomp.seccomp_program(machine, 1234)
+    allow, eperm, eacces = (
+        seccomp.RET_ALLOW,
+        seccomp.RET_ERRNO | seccomp.EPERM,
+        seccomp.RET_ERRNO | seccomp.EACCES,
+    )
+
+    def decide(name: str, *args: int) -> int:
+        return _decide(prog, arch, nrs[name], *args)
+
+    assert _decide(prog, arch ^ 1, nrs["prlimit64"]) == seccomp.RET_KILL_PROCESS
+    assert decide("prlimit64", 0, 7, 0, 0x7FFF0000) == allow  # getrlimit
+    assert decide("prlimit64", 0, 7, 0x7FFF0000, 0) == eperm  # setrlimit on ourselves
+    assert decide("prlimit64", 0, 7, 1 << 40, 0) == eperm  # a pointer above 4 GiB
+    assert decide("prlimit64", 4321, 7, 0, 0x7FFF0000) == eperm  # another process
+    for name in ("setrlimit", "setpriority", "sched_setaffinity", "fanotify_init",
+                 "fanotify_mark", "setsid", "setpgid", "execve", "unshare", "mount"):  # fmt: skip
+        assert decide(name, 0, 0, 0) == eperm, name
+    for cmd in seccomp.DENIED_IOCTLS:
+        assert decide("ioctl", 3, cmd, 0) == eperm
+        assert decide("ioctl", 3, cmd | (0xFFFF << 32), 0) == eperm  # the high word is ignored
+    assert decide("ioctl", 3, 0x5401, 0) == allow  # TCGETS
+    assert decide("socket", 1, 1, 0) == allow and decide("socket", 2, 1, 0) == eacces
+    assert decide("connect", 3, 0x1000, 16) == eacces
+    assert decide("sendto", 3, 0x1000, 4, 0, 0, 0) == allow  # send() on a socketpair
+    assert decide("sendto", 3, 0x1000, 4, 0, 0x2000, 16) == eacces
+    assert decide("sendmsg", 3, 0x1000, 0) == eacces
+    assert decide("kill", 1234, 9) == allow and decide("kill", 1, 9) == eperm
+    assert decide("clone", seccomp.CLONE_THREAD | 0x100) == allow and decide("clone", 17) == eperm
+    assert decide("clone3", 0) == seccomp.RET_ERRNO | seccomp.ENOSYS
+    assert _decide(prog, arch, 0 if machine == "x86_64" else 63) == allow  # read
 
 
 # ---------------------------------------------------------------- harness death
@@ -447,7 +511,9 @@ def test_sandbox_dies_with_the_harness(backend: str) -> None:
             kids = _children(harness.pid)
         assert kids, "the harness never started a sandbox"
         time.sleep(0.5)  # let the runner get past its set-up
-        family = kids + [g for k in kids for g in _children(k)]
+        family = list(kids)  # the runner and, in the fallback, its PID-namespace processes
+        for pid in family:
+            family += [c for c in _children(pid) if c not in family]
         harness.kill()
         harness.wait()
         deadline = time.monotonic() + 10

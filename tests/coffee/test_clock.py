@@ -42,7 +42,7 @@ def test_a_parked_agent_is_woken_after_the_action_and_a_busy_one_only_queues(wor
     )
     a = world.firm("roaster_A").clock
     assert a.minute == 9 * 60 + 30 and not a.needs_observation
-    assert [r for r in a.reasons if "message" in r] == ["message M2 from farmer_A: t"]
+    assert [r for r in a.reasons if "message" in r] == ['message M2 from farmer_A: "t"']
 
 
 def _message_every_turn(target: dict[str, str]):

@@ -71,7 +71,7 @@ def _decode(arguments: Any) -> Any:
         return arguments
     try:
         return json.loads(arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # a hostile model's arguments, replayed
         return arguments
 
 

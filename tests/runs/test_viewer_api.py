@@ -263,6 +263,59 @@ def test_events_are_paged_by_byte_offset_at_line_boundaries(shared: Client, samp
     assert shared.status(f"/api/run/{rid}/events?from=-1") == 400
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "from=0&max_bytes=99999999999999",
+        "from=0&max_bytes=" + "9" * 400,
+        "from=99999999999999999999&max_bytes=10",
+        "from=" + "9" * 5000,
+        "from=%C2%B2",  # "²": isdigit() says yes, int() says no
+        "from=1_0",
+        "from=%D9%A3",  # an Arabic-Indic digit
+        "from=0&max_bytes=-5",
+        "from=0&max_bytes=abc",
+    ],
+)
+def test_absurd_numbers_in_queries_are_a_400_with_a_message_never_a_500(
+    shared: Client, query: str
+) -> None:
+    rid = shared.run_id("coffee")
+    url = f"/api/run/{rid}/events?{query}"
+    status = shared.status(url)
+    if query == "from=0&max_bytes=99999999999999":
+        assert status == 200, "a page size past the cap is clamped to it"
+        page = shared.get(url)
+        assert page["events"] and page["next"] <= 1 << 20
+        return
+    assert status == 400
+    with pytest.raises(urllib.error.HTTPError) as info:
+        shared.get(url)
+    message = json.loads(info.value.read())["error"]
+    assert message and len(message) < 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "day/" + "9" * 5000,
+        "day/99999999999999999999999",
+        "day/%C2%B2",
+        "transcript?firm=roaster_A&day=" + "9" * 5000,
+        "daily?from=" + "9" * 30,
+    ],
+)
+def test_absurd_numbers_in_other_endpoints_are_client_errors(shared: Client, path: str) -> None:
+    rid = shared.run_id("coffee")
+    assert shared.status(f"/api/run/{rid}/{path}") in (400, 404)
+
+
+def test_absurd_episode_numbers_are_client_errors(shared: Client) -> None:
+    rid = shared.run_id("allo")
+    for path in ("episode/" + "9" * 5000, "episode/%C2%B2", "episodes?from=" + "9" * 5000):
+        assert shared.status(f"/api/run/{rid}/{path}") in (400, 404), path
+
+
 def test_a_run_started_again_in_place_is_read_afresh(client: Client, root: Path) -> None:
     rid = client.run_id("coffee")
     assert client.get(f"/api/run/{rid}/index")["events"] > 3

@@ -37,6 +37,7 @@ from econbench.agents.models.base import (
     ModelProvider,
     Usage,
 )
+from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.retry import ConcurrencyLimiter, RetryEvent, call_with_retries
 from econbench.agents.policy import Feedback
 from econbench.agents.tools import ToolCall, ToolSpec
@@ -60,9 +61,13 @@ class AgentStats:
     unpriced_calls: int = 0
     compactions: int = 0
     retries: int = 0
+    invalid_usage_calls: int = 0
+    """Calls whose server reported impossible token counts (counted 0, left unpriced)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The summary's figures (``invalid_usage_calls`` only when there were any, so the
+        summaries of sound runs are unchanged)."""
+        data: dict[str, Any] = {
             "llm_calls": self.llm_calls,
             "input_tokens": self.usage.input_tokens,
             "cached_input_tokens": self.usage.cached_input_tokens,
@@ -74,6 +79,9 @@ class AgentStats:
             "compactions": self.compactions,
             "retries": self.retries,
         }
+        if self.invalid_usage_calls:
+            data["invalid_usage_calls"] = self.invalid_usage_calls
+        return data
 
 
 @dataclass
@@ -155,6 +163,7 @@ class LLMAgent:
                 "unpriced_calls": self.stats.unpriced_calls,
                 "compactions": self.stats.compactions,
                 "retries": self.stats.retries,
+                "invalid_usage_calls": self.stats.invalid_usage_calls,
             },
             "rng": [version, list(internal), gauss],
             "provider": provider_state() if callable(provider_state) else None,
@@ -176,6 +185,7 @@ class LLMAgent:
             unpriced_calls=int(stats["unpriced_calls"]),
             compactions=int(stats["compactions"]),
             retries=int(stats["retries"]),
+            invalid_usage_calls=int(stats.get("invalid_usage_calls", 0)),
         )
         version, internal, gauss = state["rng"]
         self.rng.setstate((version, tuple(internal), gauss))
@@ -327,8 +337,13 @@ class LLMAgent:
             on_retry=on_retry,
             **self.retry_options,
         )
+        # Providers check their replies already (boundary.py); one handed in directly (a
+        # custom provider) is checked here, so nothing unbounded enters the conversation.
+        output = checked_output(output, self.name)
         self.stats.llm_calls += 1
         self.stats.usage = self.stats.usage + output.usage
+        if output.usage.invalid:
+            self.stats.invalid_usage_calls += 1
         if output.cost_usd is None:
             self.stats.unpriced_calls += 1
         else:

@@ -21,6 +21,8 @@ from typing import Any, ClassVar, Literal, get_type_hints
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
+from econbench.agents.untrusted import argument_problem, dump_text, excerpt
+
 ToolKind = Literal["read", "write"]
 _TOOL_ATTR = "__econbench_tool__"
 
@@ -168,8 +170,10 @@ class ToolSpec:
         """Validate raw arguments; raise ToolError naming every problem."""
         if arguments is None:
             arguments = {}
-        if not isinstance(arguments, dict):
-            raise ToolError(f"{self.name}: arguments must be a JSON object, got {arguments!r}")
+        problem = argument_problem(arguments)
+        if problem is not None:
+            shown = arguments if isinstance(arguments, str) else dump_text(arguments, 200)
+            raise ToolError(f"{self.name}: {problem}; got {excerpt(shown)}")
         try:
             model = self.validator.model_validate(_coerce_ints_to_floats(self, arguments))
         except ValidationError as exc:
@@ -212,7 +216,9 @@ def _describe(exc: ValidationError) -> str:
         elif err["type"] == "missing":
             parts.append(f"missing required argument '{loc}'")
         else:
-            parts.append(f"'{loc}': {err['msg']} (got {err.get('input')!r})")
+            got = repr(err.get("input"))
+            got = got if len(got) <= 200 else got[:200] + "…"
+            parts.append(f"'{loc}': {err['msg']} (got {got})")
     return "; ".join(parts)
 
 

@@ -1,23 +1,29 @@
 """In-sandbox entry script: harden this process, then run the untrusted ``solve``.
 
-``econbench.allo.sandbox`` compiles this file once, sends the code object to a fresh
-``python -I -S`` inside the sandbox over stdin (stdlib only, no site-packages, no
-environment influence) and passes one JSON config argument. It must use only the standard
-library and must not import econbench.
+``econbench.allo.sandbox`` compiles this file and its two helpers (``_sandbox_confine``,
+``_sandbox_seccomp``) once, sends the code objects to a fresh ``python -I -S`` inside the
+sandbox over stdin (stdlib only, no site-packages, no environment influence) and passes one
+JSON config argument. It must use only the standard library; inside the sandbox the
+``econbench.allo`` imports below resolve to the code objects the harness sent, never to the
+installed package.
 
 Order matters, because each step needs powers the next ones take away:
 0. ``PR_SET_PDEATHSIG`` (rlimit backend; bubblewrap has ``--die-with-parent``);
 1. rlimits (CPU, address space, file size, open files, no core dumps);
-2. network (and IPC/UTS) namespaces when the backend asks for them (rlimit backend), then
-   RLIMIT_NPROC (after the namespace, so that it counts only the sandbox's own tasks);
+2. rlimit backend: ``confine`` (namespaces, a private root, uid 65534 without capabilities,
+   a fork into the new PID namespace), then RLIMIT_NPROC where a fresh user namespace makes
+   it count only the sandbox's own tasks;
 3. Landlock (kernel-enforced filesystem, TCP and signal scoping) where the kernel has it;
-4. a seccomp-BPF filter: no process creation (threads stay allowed), no exec, no non-Unix
-   sockets, no signals to other processes, no mount/ptrace/reboot/module/namespace calls;
-5. a PEP 578 audit hook as a final, Python-level layer (clear error messages; it cannot be
-   removed once installed) — every attempt it blocks fails the run with reason "forbidden".
-A kernel or container without one of the optional layers (0, 2, 3, 4) is not fatal: the
-report lists ``no-<layer>`` instead. Then the user's code is compiled and ``entry(inputs)``
-is called; the outcome is written as one JSON object to the result file descriptor.
+4. the seccomp-BPF filter (``_sandbox_seccomp``);
+5. a check that every layer the harness requires is in force: if one is missing the run
+   fails with "sandbox error" before any user code is compiled;
+6. a PEP 578 audit hook: a tripwire with readable messages, not a boundary (code in the
+   same interpreter can reach its frames); every attempt it blocks fails the run with
+   reason "forbidden".
+Then the user's code is compiled and ``entry(inputs)`` is called; the outcome is written as
+one JSON object to the result file descriptor. A return value larger than
+``result_limit`` bytes of JSON is not sent: the run fails with "result too large" and a
+short preview.
 """
 
 import builtins
@@ -28,6 +34,15 @@ import resource
 import signal
 import sys
 import traceback
+
+from econbench.allo._sandbox_confine import (
+    PR_SET_NO_NEW_PRIVS,
+    capabilities_clear,
+    confine,
+    libc,
+    set_death_signal,
+)
+from econbench.allo._sandbox_seccomp import apply_seccomp
 
 RESULT_FD = -1  # set from the config when run as the sandbox entry script
 
@@ -97,51 +112,6 @@ def apply_nproc(lim, fresh_userns):
     return "nproc"
 
 
-# --------------------------------------------------------------------------- ctypes helpers
-
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-CLONE_THREAD = 0x00010000
-PR_SET_PDEATHSIG = 1
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
-
-
-def libc():
-    import ctypes
-
-    lib = ctypes.CDLL(None, use_errno=True)
-    lib.syscall.restype = ctypes.c_long
-    return ctypes, lib
-
-
-def unshare_network():
-    """New network (+IPC, UTS) namespace: only a down loopback is visible afterwards."""
-    _ctypes, lib = libc()
-    flags = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    if os.geteuid() == 0 and lib.unshare(flags) == 0:
-        return "netns"
-    uid, gid = os.geteuid(), os.getegid()
-    if lib.unshare(CLONE_NEWUSER | flags) != 0:
-        return None
-    # Map our own ids so files we create in the workspace keep a valid owner.
-    for name, text in (
-        ("setgroups", "deny"),
-        ("uid_map", f"{uid} {uid} 1"),
-        ("gid_map", f"{gid} {gid} 1"),
-    ):
-        try:
-            with open(f"/proc/self/{name}", "w") as fh:
-                fh.write(text)
-        except OSError:
-            pass
-    return "userns+netns"
-
-
 # --------------------------------------------------------------------------- 3. Landlock
 
 LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1, 2, 4, 8
@@ -208,173 +178,6 @@ def apply_landlock(read_roots, write_roots, read_files, write_files):
     return f"landlock-abi{abi}" if ok else None
 
 
-# --------------------------------------------------------------------------- 4. seccomp
-
-# (audit arch, {name: nr}) — x86_64 numbers checked against asm/unistd_64.h; the aarch64
-# list is deliberately short (the generic-table numbers we are sure of).
-SYSCALLS = {
-    "x86_64": (
-        0xC000003E,
-        {
-            "fork": 57,
-            "vfork": 58,
-            "clone": 56,
-            "clone3": 435,
-            "execve": 59,
-            "execveat": 322,
-            "socket": 41,
-            "kill": 62,
-            "tkill": 200,
-            "tgkill": 234,
-            "rt_sigqueueinfo": 129,
-            "rt_tgsigqueueinfo": 297,
-            "pidfd_send_signal": 424,
-            "pidfd_open": 434,
-            "pidfd_getfd": 438,
-            "ptrace": 101,
-            "process_vm_readv": 310,
-            "process_vm_writev": 311,
-            "mount": 165,
-            "umount2": 166,
-            "pivot_root": 155,
-            "chroot": 161,
-            "reboot": 169,
-            "kexec_load": 246,
-            "kexec_file_load": 320,
-            "init_module": 175,
-            "finit_module": 313,
-            "delete_module": 176,
-            "swapon": 167,
-            "swapoff": 168,
-            "unshare": 272,
-            "setns": 308,
-            "bpf": 321,
-            "perf_event_open": 298,
-            "keyctl": 250,
-            "add_key": 248,
-            "request_key": 249,
-            "userfaultfd": 323,
-            "open_by_handle_at": 304,
-            "name_to_handle_at": 303,
-            "acct": 163,
-            "quotactl": 179,
-            "syslog": 103,
-            "iopl": 172,
-            "ioperm": 173,
-            "settimeofday": 164,
-            "clock_settime": 227,
-            "clock_adjtime": 305,
-            "adjtimex": 159,
-            "sethostname": 170,
-            "setdomainname": 171,
-            "mknod": 133,
-            "mknodat": 259,
-            "fsopen": 430,
-            "fsmount": 432,
-            "move_mount": 429,
-            "open_tree": 428,
-            "fsconfig": 431,
-            "fspick": 433,
-            "mount_setattr": 442,
-            "personality": 135,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
-        },
-    ),
-    "aarch64": (
-        0xC00000B7,
-        {
-            "clone": 220,
-            "clone3": 435,
-            "execve": 221,
-            "execveat": 281,
-            "socket": 198,
-            "kill": 129,
-            "tkill": 130,
-            "tgkill": 131,
-            "ptrace": 117,
-            "mount": 40,
-            "reboot": 142,
-            "unshare": 97,
-            "setns": 268,
-        },
-    ),
-}
-
-BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
-RET_ALLOW, RET_KILL_PROCESS, RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-EPERM, EACCES, ENOSYS, AF_UNIX = 1, 13, 38, 1
-OFF_NR, OFF_ARCH, OFF_ARG0 = 0, 4, 16
-SIGNAL_CALLS = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
-
-
-def seccomp_program(machine, own_pid):
-    """The filter as (code, jt, jf, k) tuples, or None on an unsupported architecture."""
-    if machine not in SYSCALLS:
-        return None
-    arch, nrs = SYSCALLS[machine]
-    prog = [
-        (BPF_LD_W_ABS, 0, 0, OFF_ARCH),
-        (BPF_JEQ_K, 1, 0, arch),
-        (BPF_RET_K, 0, 0, RET_KILL_PROCESS),
-        (BPF_LD_W_ABS, 0, 0, OFF_NR),
-    ]
-    if machine == "x86_64":  # refuse the x32 ABI outright
-        prog += [(BPF_JGE_K, 0, 1, 0x40000000), (BPF_RET_K, 0, 0, RET_ERRNO | EPERM)]
-
-    def guarded(nr, test_op, test_k, allow_when_true, deny_errno):
-        # jeq nr; ld arg0; test; ret allow / ret deny (the block always returns)
-        jt, jf = (0, 1) if allow_when_true else (1, 0)
-        return [
-            (BPF_JEQ_K, 0, 4, nr),
-            (BPF_LD_W_ABS, 0, 0, OFF_ARG0),
-            (test_op, jt, jf, test_k),
-            (BPF_RET_K, 0, 0, RET_ALLOW),
-            (BPF_RET_K, 0, 0, RET_ERRNO | deny_errno),
-        ]
-
-    for name, nr in nrs.items():
-        if name == "clone":  # threads (CLONE_THREAD) yes, processes no
-            prog += guarded(nr, BPF_JSET_K, CLONE_THREAD, True, EPERM)
-        elif name == "socket":  # only Unix-domain sockets
-            prog += guarded(nr, BPF_JEQ_K, AF_UNIX, True, EACCES)
-        elif name in SIGNAL_CALLS:  # signals to ourselves only
-            prog += guarded(nr, BPF_JEQ_K, own_pid, True, EPERM)
-        elif name == "clone3":  # flags live in memory; ENOSYS makes libc fall back to clone
-            prog += [(BPF_JEQ_K, 0, 1, nr), (BPF_RET_K, 0, 0, RET_ERRNO | ENOSYS)]
-        else:
-            prog += [(BPF_JEQ_K, 0, 1, nr), (BPF_RET_K, 0, 0, RET_ERRNO | EPERM)]
-    prog.append((BPF_RET_K, 0, 0, RET_ALLOW))
-    return prog
-
-
-def apply_seccomp():
-    machine = os.uname().machine
-    prog = seccomp_program(machine, os.getpid())
-    if prog is None:
-        return None
-    ctypes, lib = libc()
-
-    class SockFilter(ctypes.Structure):
-        _fields_ = (
-            ("code", ctypes.c_uint16),
-            ("jt", ctypes.c_uint8),
-            ("jf", ctypes.c_uint8),
-            ("k", ctypes.c_uint32),
-        )
-
-    class SockFprog(ctypes.Structure):
-        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter)))
-
-    filters = (SockFilter * len(prog))(*[SockFilter(*ins) for ins in prog])
-    fprog = SockFprog(len(prog), filters)
-    lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    if lib.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        return None
-    return f"seccomp-{machine}"
-
-
 # --------------------------------------------------------------------------- 5. audit hook
 
 PROCESS_EVENTS = frozenset(
@@ -393,6 +196,8 @@ PROCESS_EVENTS = frozenset(
     }
 )
 INTROSPECTION_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+# Reaching other processes' limits or file attributes (the kernel refuses these too).
+SYSTEM_EVENTS = frozenset({"resource.setrlimit", "resource.prlimit", "fcntl.ioctl"})
 # Importing socket/subprocess stays allowed (asyncio, logging.handlers … import them); using
 # them raises socket.* / subprocess.Popen events. ctypes would reach raw syscalls: refused.
 BLOCKED_IMPORTS = frozenset({"ctypes", "_ctypes", "_xxsubinterpreters", "cffi"})
@@ -424,6 +229,7 @@ def install_audit_hook(read_roots, write_roots, read_files, violations):
     reads = tuple(r.rstrip("/") for r in read_roots)
     writes = tuple(r.rstrip("/") for r in write_roots)
     files = frozenset(read_files)
+    own = ()  # the hook's functions: rewriting their code would neuter it from inside
 
     def inside(path, roots):
         return any(path == r or path.startswith(r + "/") for r in roots)
@@ -460,8 +266,10 @@ def install_audit_hook(read_roots, write_roots, read_files, violations):
             deny(f"ctypes is not allowed ({event})")
         elif event == "import" and args[0].partition(".")[0] in BLOCKED_IMPORTS:
             deny(f"importing {args[0]} is not allowed in the sandbox")
-        elif event in INTROSPECTION_EVENTS:
+        elif event in INTROSPECTION_EVENTS or event in SYSTEM_EVENTS:
             deny(f"{event} is not allowed in the sandbox")
+        elif event == "object.__setattr__" and any(args[0] is f for f in own):
+            deny(f"changing the sandbox's own functions ({args[1]}) is not allowed")
         elif event in READ_PATH_EVENTS or event in WRITE_PATH_EVENTS:
             roots = writes if event in WRITE_PATH_EVENTS else reads + writes
             for arg in args:
@@ -469,11 +277,14 @@ def install_audit_hook(read_roots, write_roots, read_files, violations):
                 if p is not None and not inside(p, roots):
                     deny(f"{event} outside the workspace is not allowed: {p}")
 
+    own = (hook, deny, inside, as_path)
     sys.addaudithook(hook)
     return "audit-hook"
 
 
 # --------------------------------------------------------------------------- run
+
+PREVIEW_CHARS = 160
 
 
 def describe_exc(exc):
@@ -492,10 +303,7 @@ def on_xcpu(signum, frame):
 
 def die_with_parent(parent_pid):
     """Without bubblewrap's --die-with-parent: SIGKILL us if the harness dies first."""
-    _ctypes, lib = libc()
-    lib.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:  # it died before the prctl took effect
-        os._exit(1)
+    set_death_signal(parent_pid)
     return "pdeathsig"
 
 
@@ -507,59 +315,104 @@ def attempt(name, fn, *args):
         return f"no-{name}"
 
 
-def main(cfg):
+def missing_layers(required, layers):
+    """The required layer names (prefixes: "seccomp" matches "seccomp-x86_64") not in force."""
+    return [r for r in required if not any(x == r or x.startswith(r + "-") for x in layers)]
+
+
+def isolate(cfg, source, inputs_text):
+    """Steps 0-4; returns (layers, workspace) in the process that will run the user's code."""
     layers = []
     if cfg["parent_pid"] is not None:
         layers.append(attempt("pdeathsig", die_with_parent, cfg["parent_pid"]))
     apply_rlimits(cfg["limits"])
     layers.append("rlimits")
     signal.signal(signal.SIGXCPU, on_xcpu)
-    with open(cfg["script"], encoding="utf-8", errors="replace") as fh:
-        source = fh.read()
-    with open(cfg["inputs"], encoding="utf-8") as fh:
-        inputs = json.load(fh)
-
+    workspace = os.getcwd()
     fresh_userns = cfg["in_userns"]
-    if cfg["unshare_net"]:
-        net = attempt("netns", unshare_network)
-        layers.append(net)
-        fresh_userns = fresh_userns or net == "userns+netns"
+    if cfg["confine"] is not None:
+        files = {"script.py": source.encode(), "inputs.json": inputs_text.encode()}
+        more, workspace = confine(cfg["confine"], files, cfg["parent_pid"])
+        layers += more
+        fresh_userns = "userns" in more
+        os.environ.update(HOME=workspace, TMPDIR=workspace)
+    else:
+        layers.append("unprivileged" if capabilities_clear() else "no-unprivileged")
     layers.append(apply_nproc(cfg["limits"], fresh_userns))
     if cfg["landlock"]:
-        roots = (cfg["read_roots"], cfg["write_roots"], cfg["read_files"], cfg["write_files"])
+        roots = (cfg["read_roots"], [workspace], cfg["read_files"], cfg["write_files"])
         layers.append(attempt("landlock", apply_landlock, *roots))
     if cfg["seccomp"]:
         layers.append(attempt("seccomp", apply_seccomp))
+    return layers, workspace
+
+
+def check_result(value, limit):
+    """(reason, error, preview) for a return value that is not JSON or too large, else None."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return "not json", f"the return value is not JSON-serialisable: {describe_exc(exc)}", None
+    if len(text) > limit:
+        return (
+            "result too large",
+            f"the return value is {len(text)} bytes as JSON, over the {limit}-byte limit",
+            text[:PREVIEW_CHARS],
+        )
+    return None
+
+
+def main(cfg):
+    with open(cfg["script"], encoding="utf-8", errors="replace") as fh:
+        source = fh.read()
+    with open(cfg["inputs"], encoding="utf-8") as fh:
+        inputs_text = fh.read()
+    inputs = json.loads(inputs_text)
+    layers, workspace = isolate(cfg, source, inputs_text)
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
     gc.collect()
+    missing = missing_layers(cfg["required"], layers)
+    if missing:
+        finish(
+            {
+                "ok": False,
+                "reason": "sandbox error",
+                "error": "required sandbox layers are not in force: " + ", ".join(missing),
+                "layers": layers,
+            }
+        )
     violations = []
     if cfg["audit"]:
         layers.append(
             install_audit_hook(
                 cfg["read_roots"],
-                cfg["write_roots"],
+                [workspace],
                 cfg["read_files"] + cfg["write_files"],
                 violations,
             )
         )
 
-    def fail(reason, exc=None, error=None):
+    def fail(reason, exc=None, error=None, preview=None):
         if exc is not None:
             sys.stderr.write(user_traceback(exc))
         if violations:
-            reason, error = "forbidden", violations[0]
+            reason, error, preview = "forbidden", violations[0], None
         finish(
             {
                 "ok": False,
                 "reason": reason,
                 "error": error or (describe_exc(exc) if exc is not None else None),
+                "preview": preview,
                 "layers": layers,
             }
         )
 
     entry = cfg["entry"]
-    namespace = {"__name__": "__sandbox__", "__builtins__": builtins}
+    module = type(sys)("__sandbox__")  # a real module: dataclasses, pickle … look it up
+    module.__builtins__ = builtins
+    sys.modules["__sandbox__"] = module
+    namespace = module.__dict__
     try:
         code = compile(source, "script.py", "exec")
     except (SyntaxError, ValueError) as exc:
@@ -582,10 +435,9 @@ def main(cfg):
         fail("exception", exc)
     if violations:
         fail("forbidden")
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
-        fail("not json", error=f"the return value is not JSON-serialisable: {describe_exc(exc)}")
+    problem = check_result(value, cfg["result_limit"])
+    if problem is not None:
+        fail(problem[0], error=problem[1], preview=problem[2])
     finish({"ok": True, "value": value, "layers": layers})
 
 

@@ -9,6 +9,9 @@ The protocol is conversation-shaped so that an LLM provider with a ReAct loop is
   for every call of its previous reply (``ToolResult``, in call order), then possibly the next
   observation (``UserText``) — and answers with free text and/or tool calls plus token usage
   (``{"input_tokens": …, "output_tokens": …}``). The actor keeps its own history.
+- Optionally ``Actor.retract_last(inputs) -> bool`` forgets the last reply and the last
+  ``inputs`` inputs sent with it (True if it did): the runner uses it before re-asking a reply
+  without a tool call, as the paper's harness prunes such a reply from the context.
 
 An ``ActorFactory`` makes one actor per episode from an :class:`EpisodeInfo`. The info carries
 the true stream for the harness's sake; only oracle actors (the ``hindsight`` reference) may
@@ -22,6 +25,13 @@ language. Only ``hindsight`` gets the real stream, and with it the true class id
 policy's ``reset`` receives a *blind* stream that carries the seed (``random`` seeds from it)
 but no real classes. The ``GameView``'s static facts (``n_classes``, ``budget``, ``cost``) are
 the rules the system prompt states.
+
+Where a text does not say which class an automatic turn was (the paper protocol's R1/R2
+notices: "another problem of an already-claimed type"), the actor credits the occurrence to
+the claimed class it has seen most often (ties: the one seen first), its best guess at the
+likeliest one. Decisions that read only the current class's sightings (``eager``, ``wait``,
+``hindsight``, ``never``, ``random``) do not depend on that guess; ``posterior`` and ``bayes``,
+which read every class's count, can, once two or more classes are claimed.
 """
 
 from __future__ import annotations
@@ -131,6 +141,13 @@ class FunctionActor:
         self.history.extend(inputs)
         return self.fn(inputs, self.history)
 
+    def retract_last(self, inputs: int) -> bool:
+        """Forget the last ``inputs`` inputs (a function actor keeps no replies)."""
+        if inputs:
+            del self.history[-inputs:]
+        self.retracted = getattr(self, "retracted", 0) + 1
+        return True
+
 
 def blind_stream(seed: int, config: StreamConfig) -> Stream:
     """A stream that carries only the seed and config: what a non-oracle policy may know."""
@@ -142,7 +159,10 @@ def blind_stream(seed: int, config: StreamConfig) -> Stream:
     )
 
 
-_FAMILY_BY_TITLE: dict[str, Family] = {f.title: f for f in FAMILIES}
+_FAMILY_BY_LABEL: dict[str, Family] = {
+    **{f.title: f for f in FAMILIES},  # protocol "econbench" names families by title
+    **{f.name: f for f in FAMILIES},  # protocol "paper": the reader recognises the family
+}
 
 
 def script_name(title: str) -> str:
@@ -179,6 +199,8 @@ class PolicyActor:
         self._history: list[str] = []
         self._built: set[str] = set()
         self._pending_build: str | None = None
+        self._writes = 0  # R3: successful write_script calls (the paper's texts omit the budget)
+        self._answers_all = self.style == "build" and framing.protocol == "paper"
         self._routine: list[str] = []  # R3: the steps still to take this turn
         self._event: ReaderEvent | None = None
         self._calls = 0
@@ -211,7 +233,7 @@ class PolicyActor:
         t = event.number - 1
         if t != len(self._history):
             raise RuntimeError(f"observation skipped from turn {len(self._history)} to {t}")
-        label = event.label
+        label = event.label if event.label is not None else self._likeliest_built()
         if label not in self._counts:
             self._order.append(label)
             self._counts[label] = 0
@@ -221,8 +243,16 @@ class PolicyActor:
         if event.auto:
             self._built.add(label)
 
+    def _likeliest_built(self) -> str:
+        """The claimed class an unnamed automatic turn is credited to (see the module doc)."""
+        built = [x for x in self._order if x in self._built]
+        if not built:
+            raise RuntimeError("an automatic turn before any class was claimed")
+        return max(built, key=lambda x: self._counts[x])  # max keeps the first of a tie
+
     def _absorb_result(self, item: ToolResult) -> None:
-        ok = item.result.get("status") == "success"
+        ok = _succeeded(item.result)
+        self._writes += ok and item.name == "write_script"
         if ok and item.name in ("claim_solver", "write_script") and self._pending_build:
             self._built.add(self._pending_build)
             self._pending_build = None
@@ -253,7 +283,9 @@ class PolicyActor:
             n_tasks=event.n_tasks,
             n_classes=n,
             budget=self.budget,
-            budget_left=int(event.budget_left or 0),
+            budget_left=(
+                event.budget_left if event.budget_left is not None else self.budget - self._writes
+            ),
             cost=self.cost,
             cls=cls_of[event.label],
             sighting=self._counts[event.label],
@@ -269,6 +301,11 @@ class PolicyActor:
         return ToolCall(name=tool_name, arguments=arguments, call_id=f"call_{self._calls}")
 
     def _decide(self, event: ReaderEvent) -> Reply:
+        if self.style == "build" and event.label in self._built:  # paper R3: reuse the script
+            self._routine = ["submit"]
+            name = script_name(event.label)
+            run = self._call("run_script", name=name, inputs=event.inputs or {})
+            return Reply(text=f"{event.label}: running my script.", tool_calls=[run])
         view = self.view(event)
         commit = bool(self.policy.decide(view))
         label = event.label
@@ -281,11 +318,13 @@ class PolicyActor:
                 self._built.add(label)
             return Reply(text=f"{reason}\nDECISION: {'KEEP' if commit else 'PASS'}")
         if not commit:
+            if self._answers_all:  # paper R3 has no skip: an answer that is never right
+                return Reply(text=f"{reason}\nNo script.", tool_calls=[self._answer(-1)])
             if self.style == "build":
                 return Reply(text=f"{reason}\nSkipping this task.")
             return Reply(text=reason, tool_calls=[self._call("skip_solver")])
         self._pending_build = label
-        family = _FAMILY_BY_TITLE[label]
+        family = _FAMILY_BY_LABEL[label]
         if self.style == "claim":
             return Reply(text=reason, tool_calls=[self._call("claim_solver")])
         if self.style == "code":
@@ -300,19 +339,32 @@ class PolicyActor:
         event = self._event
         if result is None or event is None or not self._routine:
             return Reply(text="Nothing more to do for this task.")
-        ok = result.result.get("status") == "success"
+        ok = _succeeded(result.result)
         step = self._routine.pop(0)
         if step == "run" and ok:
             name = script_name(event.label)
             return Reply(
                 tool_calls=[self._call("run_script", name=name, inputs=event.inputs or {})]
             )
-        output = result.result.get("output")
-        if step == "submit" and ok and result.result.get("ok") and type(output) is int:
+        output = result.result.get("output", result.result.get("return_value"))
+        if step == "submit" and ok and result.result.get("ok", True) and type(output) is int:
             self._routine.clear()
-            return Reply(tool_calls=[self._call("submit_answer", answer=output)])
+            return Reply(tool_calls=[self._answer(output)])
         self._routine.clear()
         return Reply(text=f"The previous step failed ({result.result}); ending this task.")
+
+    def _answer(self, value: int) -> ToolCall:
+        """``submit_answer`` with ``value`` under the parameter name its schema gives."""
+        spec = next((t for t in self.tools if t.name == "submit_answer"), None)
+        names = list(spec.parameters.get("properties", {})) if spec is not None else []
+        return self._call("submit_answer", **{names[0] if names else "answer": value})
+
+
+def _succeeded(result: dict[str, Any]) -> bool:
+    """Whether a tool result reports success (econbench's ``status``, the paper's ``ok``)."""
+    if "status" in result:
+        return result["status"] == "success"
+    return result.get("ok") is True
 
 
 class PolicyActorFactory:

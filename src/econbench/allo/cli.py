@@ -8,12 +8,17 @@ Streams: ``--streams paper`` (default: the paper's generator, so seeds 2000–20
 episodes) or ``numpy`` (econbench's earlier generator); ``--stream-budget fixed`` (default: the
 paper's protocol, every (B, K) cell plays the B = 3 stream of each seed) or ``cell`` (each
 cell's streams drawn with its own B, so the trap-early window follows B).
+
+Texts and turn rules: ``--protocol paper`` (default: the paper's prompts, hidden problem types,
+one tool call per turn and its re-asks) or ``econbench`` (econbench's earlier texts and rules;
+the cell's directory gets an ``-econbench`` suffix).
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +35,16 @@ from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import Framing
-from econbench.allo.runner import CellSpec, CellStopped, Episode, make_factory, run_cell
+from econbench.allo.runner import (
+    CellResumeError,
+    CellSpec,
+    CellStopped,
+    Episode,
+    check_continuable,
+    continues_cell,
+    make_factory,
+    run_cell,
+)
 from econbench.allo.stream import (
     GENERATORS,
     STREAM_BUDGETS,
@@ -45,6 +59,7 @@ SURFACE_COLUMNS = [
     "framing",
     "policy",
     "skin",
+    "protocol",
     "budget",
     "cost",
     "episodes",
@@ -75,6 +90,13 @@ CacheOption = Annotated[
     str | None,
     typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
 ]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        help="Start over a cell already in the output directory (by default its finished "
+        "episodes are kept and only the missing ones are played)."
+    ),
+]
 
 
 StreamsOption = Annotated[
@@ -84,6 +106,38 @@ StreamsOption = Annotated[
         "(econbench's earlier generator)."
     ),
 ]
+ProtocolOption = Annotated[
+    str,
+    typer.Option(
+        help="Texts and turn rules: paper (the paper's prompts and rules) or econbench "
+        "(econbench's earlier ones)."
+    ),
+]
+SandboxAllowWeakOption = Annotated[
+    bool,
+    typer.Option(
+        "--sandbox-allow-weak",
+        help="Run R3 even where its sandbox lacks layers of the full one (the preflight line "
+        "names them); sets ECONBENCH_SANDBOX_ALLOW_WEAK=1 for this process.",
+    ),
+]
+
+
+def _sandbox_preflight(specs: list[CellSpec], allow_weak: bool) -> None:
+    """For R3 cells: check the sandbox before anything is written and say which one runs."""
+    if not any(spec.framing == "r3" for spec in specs):
+        return
+    from econbench.allo.sandbox import ALLOW_WEAK_ENV, Sandbox, SandboxUnavailable
+
+    if allow_weak:
+        os.environ[ALLOW_WEAK_ENV] = "1"  # every R3 sandbox this process builds
+    try:
+        line = Sandbox().describe_line()
+    except SandboxUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    Console(stderr=True).print(line, markup=False, highlight=False)
+
+
 StreamBudgetOption = Annotated[
     str,
     typer.Option(
@@ -171,10 +225,41 @@ MAX_COST = 1_000_000.0
 
 
 def _out_dir(path: Path) -> Path:
-    """An output directory that can be written: refuse an existing file up front."""
+    """An output directory that can be written: refuse an existing file, a read-only or
+    full file system up front."""
+    from econbench.runs.store import RunDirError, check_out_dir
+
     if path.exists() and not path.is_dir():
         raise UsageError(f"--out {path} exists and is not a directory")
+    try:
+        check_out_dir(path)
+    except RunDirError as exc:
+        raise UsageError(f"--out: {exc}") from None
     return path
+
+
+def _continues(out: Path, overwrite: bool) -> bool:
+    """Whether the cell in ``out`` is continued (see ``continues_cell``), as a usage error."""
+    try:
+        return continues_cell(out, overwrite)
+    except CellResumeError as exc:
+        raise UsageError(str(exc)) from None
+
+
+_DERIVED = ("system_prompt", "tools", "framing_settings", "stream_config")
+"""Config keys that follow from the settings: a diff shows them only if nothing else changed."""
+
+
+def _refusal(out: Path, exc: CellResumeError) -> str:
+    """Why a cell in ``out`` cannot be continued, with the way to start it over."""
+    if exc.changes is not None:
+        changes = [c for c in exc.changes if not c.startswith(_DERIVED)] or exc.changes
+        shown = "; ".join(changes[:8]) + ("; …" if len(changes) > 8 else "")
+        return (
+            f"{out} holds a cell with other settings ({shown}); choose another --out, or "
+            "pass --overwrite to start it over"
+        )
+    return f"{exc} (or pass --overwrite to start it over)"
 
 
 def _cache(value: str | None) -> Path | None:
@@ -215,10 +300,10 @@ def _progress(console: Console) -> Progress:
 
 
 def _framing_for(spec: CellSpec, cache: dict[str, Framing]) -> Framing:
-    """One framing object per (rung, skin), so R3 cells share one sandbox."""
-    key = f"{spec.framing}/{spec.skin}"
+    """One framing object per (rung, skin, protocol), so R3 cells share one sandbox."""
+    key = f"{spec.framing}/{spec.skin}/{spec.protocol}"
     if key not in cache:
-        cache[key] = get_framing(spec.framing, skin=spec.skin)
+        cache[key] = get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
     return cache[key]
 
 
@@ -285,11 +370,21 @@ Cell = tuple[CellSpec, ActorFactory, Path]
 
 
 def _run_cells(
-    cells: list[Cell], console: Console, cache: Path | None = None
+    cells: list[Cell], console: Console, cache: Path | None = None, overwrite: bool = False
 ) -> list[dict[str, Any]]:
+    """Play each cell into its directory; a cell already there is continued (its finished
+    episodes kept) unless ``overwrite``."""
+    from econbench.runs.lock import RunLockedError
+
     framings: dict[str, Framing] = {}
     summaries = []
     total = sum(len(spec.seeds) for spec, _, _ in cells)
+    for spec, factory, out in cells:  # every cell checked before any plays
+        if continues_cell(out, overwrite):
+            try:
+                check_continuable(spec, out, _framing_for(spec, framings), factory)
+            except CellResumeError as exc:
+                _fail(_refusal(out, exc))
     with _progress(console) as progress:
         task = progress.add_task("episodes", total=total)
         for spec, factory, out in cells:
@@ -309,7 +404,11 @@ def _run_cells(
                     models={spec.policy: settings} if settings is not None else None,
                     on_episode=advance,
                     cache=cache,
+                    resume=continues_cell(out, overwrite),
                 )
+            except (CellResumeError, RunLockedError) as exc:
+                progress.stop()
+                _fail(_refusal(out, exc) if isinstance(exc, CellResumeError) else str(exc))
             except CellStopped as exc:
                 progress.stop()
                 console.print(f"[bold red]stopped:[/] {exc}")
@@ -346,10 +445,16 @@ def run(
     ] = None,
     streams: StreamsOption = "paper",
     stream_budget: StreamBudgetOption = "fixed",
+    protocol: ProtocolOption = "paper",
     config: ModelsFileOption = None,
     cache: CacheOption = None,
+    overwrite: OverwriteOption = False,
+    sandbox_allow_weak: SandboxAllowWeakOption = False,
 ) -> None:
-    """Play one configuration and write episodes.jsonl, summary.json and config.json."""
+    """Play one configuration and write episodes.jsonl, summary.json and config.json.
+
+    Over a cell that was killed or stopped, the episodes it finished are kept and only the
+    missing ones are played (the settings must be the same); --overwrite starts it over."""
     try:
         cache_path = _cache(cache)
         models = _models(config)
@@ -363,13 +468,16 @@ def run(
             skin=skin,
             config=stream_config,
             stream_budget=budget_mode,
+            protocol=protocol.strip().lower(),
         )
         factory = _check(spec, models)
         target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
+        _continues(target, overwrite)
+        _sandbox_preflight([spec], sandbox_allow_weak)
     except UsageError as exc:
         _fail(str(exc))
     console = Console(stderr=True)
-    [summary] = _run_cells([(spec, factory, target)], console, cache_path)
+    [summary] = _run_cells([(spec, factory, target)], console, cache_path, overwrite)
     Console().print(_run_table(summary, f"AlloBench {spec.framing} · {spec.policy}"))
     typer.echo(f"wrote {target}/episodes.jsonl, summary.json, config.json")
 
@@ -387,10 +495,16 @@ def sweep(
     out: Annotated[Path, typer.Option(help="Output directory.")] = DEFAULT_OUT / "sweep",
     streams: StreamsOption = "paper",
     stream_budget: StreamBudgetOption = "fixed",
+    protocol: ProtocolOption = "paper",
     config: ModelsFileOption = None,
     cache: CacheOption = None,
+    overwrite: OverwriteOption = False,
+    sandbox_allow_weak: SandboxAllowWeakOption = False,
 ) -> None:
     """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv.
+
+    Cells already in the output directory are continued (their finished episodes kept)
+    unless --overwrite.
 
     By default every cell plays the same streams (drawn with B = 3, the paper's protocol);
     ``--stream-budget cell`` draws each cell's streams with its own B."""
@@ -409,6 +523,7 @@ def sweep(
                 skin=skin if f.lower() == "r0" else "default",
                 config=stream_config,
                 stream_budget=budget_mode,
+                protocol=protocol.strip().lower(),
             )
             for f in _split(framings, "framing")
             for p in _split(policies, "policy")
@@ -422,10 +537,13 @@ def sweep(
             raise UsageError("the sweep lists a cell twice")
         _out_dir(out)
         cells = [(spec, _check(spec, models), out / spec.slug()) for spec in specs]
+        for _, _, cell_dir in cells:
+            _continues(cell_dir, overwrite)
+        _sandbox_preflight(specs, sandbox_allow_weak)
     except UsageError as exc:
         _fail(str(exc))
     console = Console(stderr=True)
-    summaries = _run_cells(cells, console, cache_path)
+    summaries = _run_cells(cells, console, cache_path, overwrite)
     write_surface(out / "surface.csv", summaries)
     Console().print(_sweep_table(summaries, f"AlloBench sweep ({len(specs)} cells)"))
     typer.echo(f"wrote {len(specs)} cells and {out / 'surface.csv'}")

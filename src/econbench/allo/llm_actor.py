@@ -73,6 +73,18 @@ class LLMActor:
             text=output.text, tool_calls=list(output.tool_calls), usage=usage, events=retries
         )
 
+    def retract_last(self, inputs: int) -> bool:
+        """Forget the last reply and the last ``inputs`` user messages before it (the runner
+        re-asks a reply without a tool call as the paper does: pruned from the context)."""
+        messages = self.agent.messages
+        if not messages or messages[-1].role != "assistant" or messages[-1].tool_calls:
+            return False
+        messages.pop()
+        for _ in range(inputs):
+            if messages and messages[-1].role == "user":
+                messages.pop()
+        return True
+
 
 class LLMActorFactory:
     """Makes a fresh model conversation per episode; one event loop and limiter per run."""

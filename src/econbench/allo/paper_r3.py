@@ -153,7 +153,7 @@ def replay_r3(
         writes = authored.get(turn.t, 0)
         shown = turn.t < seen or turn.t in talk or writes > 0
         if not turn.needs_decision:  # the class has a script: any write is a rewrite
-            rec = base(turn.t, turn.cls, turn.sighting, "auto" if shown else "after_end")
+            rec = base(turn.t, turn.cls, turn.sighting, "reuse" if shown else "after_end")
             rec.update(notice=None, collected=True, rebuilds=0)
             turns.append(rec)
             for _ in range(writes):

@@ -3,10 +3,14 @@
 :func:`play_episode` drives one episode. The game (``econbench.allo.game.Game``) does all the
 bookkeeping; the framing renders text and tools; the actor answers. Per decision turn the
 runner sends the observation (with batched notices of the automatic turns since the last
-question) as ``UserText``, executes the reply's *first* tool call through the framing's
-toolkit (the others get an "ignored" error result), returns results as ``ToolResult`` with the
-next input, and ends the turn by the framing's rule. When the budget is spent the session ends
-and the remaining turns are scored without asking (and recorded, R3 still runs its scripts).
+question, composed by the episode) as ``UserText``, executes the reply's tool call that the
+episode picks (``plan_calls``: by default the first; the others get error results), returns
+results as ``ToolResult`` with the next input, and ends the turn by the framing's rule. A reply
+without a tool call is re-asked (``reask_text``) while the framing allows
+(``Framing.no_call_attempts`` consecutive replies without a call) — the re-asked reply is
+dropped from an actor that can forget it (``retract_last``), as the paper prunes it. When
+the budget is spent the session ends and the remaining turns are scored without asking (and
+recorded, R3 still runs its scripts).
 
 :func:`run_cell` plays a configuration over many seeds and writes ``episodes.jsonl`` (one
 record per episode), ``summary.json`` and ``config.json``; the CLI's ``run`` and every cell of
@@ -15,14 +19,27 @@ byte-identical ``episodes.jsonl`` — except R3's sandbox ``wall_s`` fields, whi
 
 Choices where the spec is silent:
 
-- Token accounting sums the numeric fields of each ``Reply.usage``; the per-episode cap
-  (R3: 300k tokens) counts generated tokens — ``output_tokens`` (reasoning included), or
-  ``total_tokens`` when only that is given — the budget the per-turn limits (4,096 in R3)
-  draw on; re-sent prompt tokens do not count. Past the cap every later question is an
+- Token accounting sums the numeric fields of each ``Reply.usage``; what the per-episode cap
+  (R3: 300k tokens) counts is the framing's ``token_cap_counts``. Under the paper's protocol it
+  is every input token (cached ones included) plus every output token, as the paper's R3 prompt
+  says, and the cap is reached when fewer than ``min_call_tokens`` (256) remain; the episode is
+  told the remainder after every reply (``FramingEpisode.note_reply``), shows it in every tool
+  result and ends the session there (``session_over``: the rest is scored unasked). Under
+  "econbench" it counts generated tokens — ``output_tokens`` (reasoning included), or
+  ``total_tokens`` when only that is given — and past the cap every later question is an
   unresolved PASS, not asked.
+- A framing whose episode ``asks_tooled_turns`` (the paper's R3) is asked about a class that
+  already has a tool too; such a turn is recorded as ``kind: "reuse"`` (collected, no
+  decision), and rewrites made in it are charged before the game moves on.
 - The system prompt is the same for all episodes of a configuration; it is stored once, in
   ``config.json``, not per episode.
 - ``unresolved_turns`` in the summary is the total over all episodes.
+
+Which texts and turn rules a cell plays (``CellSpec.protocol``, the CLI's ``--protocol``): the
+paper's (``"paper"``, the default) or econbench's earlier ones (``"econbench"``, which adds
+``-econbench`` to the cell's slug). A ``config.json`` without a protocol was written before
+protocols had names and is read as ``"econbench"``, so it resumes with the texts it was played
+with.
 
 Which streams a cell plays (``CellSpec.config.generator`` and ``CellSpec.stream_budget``, the
 CLI's ``--streams`` and ``--stream-budget``): by default the paper's generator, and — the
@@ -36,6 +53,7 @@ generator. Each episode record names the generator and the budget that drew its 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -56,7 +74,7 @@ from econbench.allo.actors import (
     ToolResult,
     UserText,
 )
-from econbench.allo.framings import FRAMINGS, get_framing, get_skin
+from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_framing, get_skin
 from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, TurnOutcome
 from econbench.allo.game import EpisodeResult, Game, Turn
 from econbench.allo.metrics import summarize
@@ -70,17 +88,21 @@ from econbench.allo.stream import (
     stream_config_for,
 )
 from econbench.jsonio import json_line
-from econbench.runs.checkpoint import cut_log, log_length, write_progress
+from econbench.runs.checkpoint import (
+    LogDigest,
+    RunFileError,
+    cut_log,
+    log_length,
+    read_checkpoint,
+    write_checkpoint,
+    write_progress,
+)
 from econbench.runs.diff import config_diff
-from econbench.runs.layout import CONFIG, EPISODES, META, RECORD, SUMMARY, read_json, read_jsonl
+from econbench.runs.layout import CHECKPOINT, CONFIG, EPISODES, META, RECORD, SUMMARY, read_json
 from econbench.runs.lock import RunLock
-from econbench.runs.store import run_metadata, write_json
+from econbench.runs.store import holds_unplayed_run, run_metadata, write_json
 
 SCHEMA_VERSION = 1
-IGNORED = {
-    "status": "error",
-    "error": "ignored: only the first tool call of a reply is executed; call one tool at a time",
-}
 NO_TOOLS = {"status": "error", "error": "ignored: this game has no tools; answer in text"}
 
 
@@ -110,13 +132,21 @@ class _Session:
     tokens: Counter[str] = field(default_factory=Counter)
 
     def tokens_used(self) -> int:
+        """What the episode's token cap counts so far (``Framing.token_cap_counts``)."""
+        if self.framing.token_cap_counts == "input+output":
+            return self.tokens.get("input_tokens", 0) + self.tokens.get("output_tokens", 0)
         if "output_tokens" in self.tokens:
             return self.tokens["output_tokens"]
         return self.tokens.get("total_tokens", 0)
 
-    def over_token_cap(self) -> bool:
+    def tokens_left(self) -> int | None:
+        """Tokens left under ``Framing.episode_max_tokens`` (never negative), None without one."""
         cap = self.framing.episode_max_tokens
-        return cap is not None and self.tokens_used() >= cap
+        return None if cap is None else max(0, cap - self.tokens_used())
+
+    def over_token_cap(self) -> bool:
+        left = self.tokens_left()
+        return left is not None and left < max(1, self.framing.min_call_tokens)
 
 
 def _turn_base(ep: FramingEpisode, turn: Turn, kind: str) -> dict[str, Any]:
@@ -154,6 +184,7 @@ def _ask(s: _Session, inputs: list[Input]) -> Reply:
     if not isinstance(reply, Reply):
         raise TypeError(f"actor {s.actor!r} returned {type(reply).__name__}, not Reply")
     s.tokens.update(_usage(reply))
+    s.ep.note_reply(s.tokens_left(), s.over_token_cap())
     return reply
 
 
@@ -167,11 +198,18 @@ def _call_record(call: ToolCall, result: dict[str, Any], executed: bool) -> dict
     }
 
 
+def _retract(actor: Any, inputs: int) -> bool:
+    """Ask ``actor`` to forget its last reply and the last ``inputs`` inputs before it (the
+    paper prunes a reply without a tool call before re-asking); False if it cannot."""
+    forget = getattr(actor, "retract_last", None)
+    return bool(forget(inputs)) if callable(forget) else False
+
+
 def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
     """Ask the actor about one turn; return how it ended and record it."""
     budget_left = s.game.budget_left
     text = s.ep.begin_turn(turn, budget_left)
-    observation = "\n".join([*s.notices, text])
+    observation = s.ep.observation(s.notices, text)
     s.notices = []
     replies: list[dict[str, Any]] = []
     framing = s.framing
@@ -185,6 +223,7 @@ def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
         inputs: list[Input] = [*s.owed, UserText(observation)]
         s.owed = []
         calls = 0
+        no_calls = 0
         while True:
             reply = _ask(s, inputs)
             rec: dict[str, Any] = {"text": reply.text, "usage": _usage(reply), "tool_calls": []}
@@ -198,16 +237,30 @@ def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
                 outcome = s.ep.outcome_from_text(reply.text)
                 break
             if not reply.tool_calls:
+                no_calls += 1  # consecutive replies without a tool call
+                if no_calls < framing.no_call_attempts and not s.over_token_cap():
+                    # The paper's re-ask: drop this reply (and the reminder before it) from the
+                    # actor's context where it can, then send the next reminder.
+                    rec["retracted"] = _retract(s.actor, 1 if no_calls > 1 else 0)
+                    inputs = [UserText(s.ep.reask_text(no_calls))]
+                    rec["reasked"] = inputs[0].text  # type: ignore[union-attr]
+                    continue
                 outcome = s.ep.end_turn("no_call")
                 break
-            first, *rest = reply.tool_calls
-            result = s.ep.toolkit.call(first.name, first.arguments)  # type: ignore[union-attr]
-            calls += 1
-            rec["tool_calls"].append(_call_record(first, result, True))
-            results: list[Input] = [ToolResult(first.name, result, first.call_id)]
-            for call in rest:
-                rec["tool_calls"].append(_call_record(call, IGNORED, False))
-                results.append(ToolResult(call.name, IGNORED, call.call_id))
+            no_calls = 0
+            plan = s.ep.plan_calls(reply.tool_calls)
+            results: list[Input] = []
+            for i, call in enumerate(reply.tool_calls):
+                if i == plan.run:
+                    result, executed = s.ep.execute(call), True
+                    calls += 1
+                else:
+                    result, executed = plan.refusals[i], False
+                rec["tool_calls"].append(_call_record(call, result, executed))
+                results.append(ToolResult(call.name, result, call.call_id))
+            if plan.run is None:
+                outcome, s.owed = s.ep.end_turn(plan.why), results
+                break
             if s.ep.turn_over():
                 outcome, s.owed = s.ep.end_turn("tool"), results
                 break
@@ -235,6 +288,19 @@ def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
     return outcome
 
 
+def _charge_rebuilds(game: Game, n: int, rec: dict[str, Any]) -> None:
+    """Charge a turn's ``n`` rewrites while the game lasts (a rewrite during the stream's last
+    task, after the turn was stepped, finds the game over and is not charged); ``rec`` keeps the
+    number charged."""
+    charged = 0
+    for _ in range(n):
+        if game.done or game.budget_left == 0:
+            break
+        game.charge_rebuild()
+        charged += 1
+    rec["rebuilds"] = charged
+
+
 def play_episode(
     framing: Framing,
     actor_factory: ActorFactory,
@@ -254,16 +320,24 @@ def play_episode(
     batch: list[Turn] = []
     while not game.done:
         turn = game.turn()
-        if not turn.needs_decision:  # the class has a tool (a spent budget ends the game)
+        if ep.session_over():  # the framing cut the session off: score the rest unasked
+            game.step(False)
+            continue
+        if turn.has_tool and not ep.asks_tooled_turns:  # (a spent budget ends the game)
             batch.append(turn)
             game.step(False)
             continue
         s.notices += [out.notice for _, out in _auto_records(s, batch, True, "auto")]
         batch = []
         outcome = _decision_turn(s, turn)
+        if turn.has_tool:  # asked anyway (paper R3): no decision, rewrites charged first
+            s.turns[-1].update(kind="reuse", decision="reuse", collected=True)
+            _charge_rebuilds(game, outcome.rebuilds, s.turns[-1])
+            if not game.done:
+                game.step(False)
+            continue
         game.step(outcome.commit)
-        for _ in range(outcome.rebuilds):
-            game.charge_rebuild()
+        _charge_rebuilds(game, outcome.rebuilds, s.turns[-1])
     # Automatic turns after the last question, then the turns the game scored without asking.
     _auto_records(s, batch, False, "auto")
     asked = {rec["t"] for rec in s.turns}
@@ -281,6 +355,7 @@ def play_episode(
         "schema": SCHEMA_VERSION,
         "seed": stream.seed,
         "framing": framing.name,
+        "protocol": framing.protocol,
         "skin": framing.describe().get("skin"),
         "actor": getattr(actor, "name", type(actor).__name__),
         "cost": float(cost),
@@ -335,6 +410,8 @@ class CellSpec:
     stream_budget: StreamBudget = "fixed"
     """``"fixed"``: streams drawn with ``config.budget`` (3) for every B, the paper's protocol;
     ``"cell"``: drawn with this cell's ``budget``."""
+    protocol: str = "paper"
+    """The framing's texts and turn rules: ``"paper"`` or ``"econbench"`` (see the module doc)."""
 
     def validate(self) -> None:
         """Raise ``ValueError`` with a one-line message for any bad setting."""
@@ -358,6 +435,10 @@ class CellSpec:
         get_skin(self.skin)
         if self.skin != "default" and self.framing != "r0":
             raise ValueError(f"--skin applies to the r0 urn only, not to {self.framing}")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(
+                f"unknown protocol {self.protocol!r}; choose one of {', '.join(PROTOCOLS)}"
+            )
 
     @property
     def stream_config(self) -> StreamConfig:
@@ -366,12 +447,15 @@ class CellSpec:
         return stream_config_for(self.config, self.budget, self.stream_budget)
 
     def slug(self) -> str:
-        """Directory name: ``<framing>-<policy>-k<K>-b<B>`` (plus the skin for R0 reskins, and
-        ``-numpy`` / ``-cellstreams`` for the non-default stream choices)."""
+        """Directory name: ``<framing>-<policy>-k<K>-b<B>`` (plus the skin for R0 reskins,
+        ``-econbench`` for that protocol, and ``-numpy`` / ``-cellstreams`` for the non-default
+        stream choices)."""
         k = str(int(self.cost)) if float(self.cost).is_integer() else str(self.cost)
         base = f"{self.framing}-{safe_name(self.policy)}-k{k}-b{self.budget}"
         if self.skin != "default":
             base = f"{base}-{self.skin}"
+        if self.protocol != "paper":
+            base = f"{base}-{self.protocol}"
         if self.config.generator != "paper":
             base = f"{base}-{self.config.generator}"
         if self.stream_budget != "fixed":
@@ -386,6 +470,7 @@ class CellSpec:
             "cost": float(self.cost),
             "budget": self.budget,
             "skin": self.skin,
+            "protocol": self.protocol,
             "stream_budget": self.stream_budget,
             "stream_config": self.stream_config.model_dump(),
         }
@@ -419,7 +504,7 @@ def play_cell(
     on_episode: Callable[[Episode], None] | None = None,
 ) -> list[Episode]:
     """Play every seed of ``spec``; ``on_episode`` is called after each (progress, writing)."""
-    framing = framing or get_framing(spec.framing, skin=spec.skin)
+    framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
     factory = actor_factory or make_factory(spec)
     episodes = []
     for seed in spec.seeds:
@@ -438,6 +523,7 @@ def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) ->
         "framing": spec.framing,
         "policy": spec.policy,
         "skin": spec.skin,
+        "protocol": spec.protocol,
         "cost": float(spec.cost),
         "budget": spec.budget,
         **stats,
@@ -522,7 +608,8 @@ def cell_config(spec: CellSpec, framing: Framing, factory: ActorFactory) -> dict
 def spec_from_config(config: dict[str, Any]) -> CellSpec:
     """The ``CellSpec`` a cell's ``config.json`` was written from. A config written before
     the stream choices had names played numpy streams drawn with the cell's budget, and is
-    read so (its ``stream_config`` then lacks ``generator``)."""
+    read so (its ``stream_config`` then lacks ``generator``); one written before protocols had
+    names played econbench's texts (``protocol="econbench"``)."""
     stream_config = dict(config["stream_config"])
     stream_config.setdefault("generator", "numpy")
     return CellSpec(
@@ -534,11 +621,35 @@ def spec_from_config(config: dict[str, Any]) -> CellSpec:
         skin=config.get("skin", "default"),
         config=StreamConfig.model_validate(stream_config),
         stream_budget=config.get("stream_budget", "cell"),
+        protocol=config.get("protocol", "econbench"),
     )
 
 
+LEGACY_FRAMING_KEYS = ("protocol", "no_call_attempts")
+"""``framing_settings`` keys that a config written before protocols had names lacks."""
+
+
+def with_protocol(saved: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """``saved`` (a cell's old ``config.json``) as it reads now: a config without a protocol
+    is protocol ``"econbench"``, and its framing's settings take the newer keys' values from
+    ``config`` (the config it is compared with), so an old cell resumes unchanged."""
+    if "protocol" in saved:
+        return saved
+    upgraded = {**saved, "protocol": "econbench"}
+    old, new = saved.get("framing_settings"), config.get("framing_settings")
+    if isinstance(old, dict) and isinstance(new, dict):
+        extra = {k: new[k] for k in LEGACY_FRAMING_KEYS if k in new and k not in old}
+        upgraded["framing_settings"] = {**old, **extra}
+    return upgraded
+
+
 class CellResumeError(RuntimeError):
-    """A cell cannot be resumed as asked (the message says why)."""
+    """A cell cannot be resumed as asked (the message, one line, says why). ``changes``
+    lists the settings that differ when that is the reason."""
+
+    def __init__(self, message: str, changes: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.changes = changes
 
 
 class CellStopped(RuntimeError):
@@ -562,13 +673,15 @@ def run_cell(
     """Play ``spec`` and write ``episodes.jsonl``, ``summary.json``, ``config.json`` and
     ``meta.json`` (plus ``record.sqlite`` when a model plays).
 
-    Each finished episode is one complete line of ``episodes.jsonl``: that file is the
-    cell's checkpoint. With ``resume`` the cell continues after its last complete episode
-    (a torn last line is cut), provided the config is unchanged (``force`` overrides). A
-    model failure beyond retries writes a ``stopped`` summary and raises ``CellStopped``.
+    Each finished episode is one complete line of ``episodes.jsonl``, sealed after it by
+    ``checkpoint.json`` (the config, and the length and hash of the episodes so far). With
+    ``resume`` the cell continues after its last complete episode (a torn last line is
+    cut), provided the checkpoint verifies and the config is unchanged (``force``
+    overrides a changed config). A model failure beyond retries writes a ``stopped``
+    summary and raises ``CellStopped``.
     """
     spec.validate()
-    framing = framing or get_framing(spec.framing, skin=spec.skin)
+    framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
@@ -603,13 +716,26 @@ def _run_cell_locked(
     episodes_path = out / EPISODES
     done: list[Episode] = []
     if resume:
-        done = _resume_point(spec, out, config, force)
+        done, digest = _resume_point(spec, out, config, force)
+        (out / SUMMARY).unlink(missing_ok=True)
     else:
+        (out / CHECKPOINT).unlink(missing_ok=True)  # first: it describes the old episodes
         episodes_path.write_bytes(b"")
         (out / SUMMARY).unlink(missing_ok=True)
+        digest = LogDigest(episodes_path)
     write_json(out / CONFIG, config)
     write_json(out / META, run_metadata("allo", spec.seeds[0], label or spec.slug()))
     cost = _cost_so_far(done)
+    paid = "/" in spec.policy
+
+    def checkpoint() -> None:
+        head = {
+            "benchmark": "allo",
+            "episodes": len(done),
+            "config": config,
+            "logs": {EPISODES: digest.advance()},
+        }
+        write_checkpoint(out, head, durable=paid)
 
     def progress(status: str) -> None:
         write_progress(
@@ -622,6 +748,7 @@ def _run_cell_locked(
             cost_usd=cost,
         )
 
+    checkpoint()
     progress("running")
     remaining = replace(spec, seeds=spec.seeds[len(done) :])
     with episodes_path.open("a", encoding="utf-8") as fh:
@@ -631,6 +758,7 @@ def _run_cell_locked(
             fh.write(json_line(episode.record, sort_keys=True) + "\n")
             fh.flush()
             done.append(episode)
+            checkpoint()
             cost += _episode_cost(episode.record)
             progress("running")
             if on_episode is not None:
@@ -662,29 +790,136 @@ def _run_cell_locked(
     return summary
 
 
-def _resume_point(spec: CellSpec, out: Path, config: dict[str, Any], force: bool) -> list[Episode]:
-    """The finished episodes of the cell in ``out``, after checking it is the same cell."""
+def continues_cell(out: Path, overwrite: bool = False) -> bool:
+    """Whether playing a cell into ``out`` continues the cell there (its finished episodes
+    kept as they are) rather than starting afresh: true when ``out`` holds a cell, unless
+    ``overwrite``. A directory holding anything else is refused unless ``overwrite``."""
+    out = Path(out)
+    if overwrite or not out.exists():
+        return False
+    if not out.is_dir():
+        raise CellResumeError(f"{out} exists and is not a directory")
+    if (out / CONFIG).exists() or (out / CHECKPOINT).exists():
+        return True
+    if holds_unplayed_run(out, (EPISODES,)):
+        return False  # killed before it wrote its config: nothing was played
+    raise CellResumeError(
+        f"{out} holds files that are not an AlloBench cell; choose another --out, or pass "
+        "--overwrite to replace them"
+    )
+
+
+def check_continuable(
+    spec: CellSpec, out: Path, framing: Framing, factory: ActorFactory, *, force: bool = False
+) -> None:
+    """Raise ``CellResumeError`` (one line) unless the cell in ``out`` can be continued as
+    ``spec``; reads only, so a command can check every cell before it starts any."""
+    _resume_point(spec, Path(out), cell_config(spec, framing, factory), force, cut=False)
+
+
+def _resume_point(
+    spec: CellSpec, out: Path, config: dict[str, Any], force: bool, *, cut: bool = True
+) -> tuple[list[Episode], LogDigest]:
+    """The finished episodes of the cell in ``out`` and the digest of their lines, after
+    checking the checkpoint, that ``config.json`` is the one it sealed, and that the cell
+    is the same one (``force``: it may have other settings but must have the same seeds).
+    ``cut`` drops a torn last line (the episode in flight); without it nothing is written."""
     saved = read_json(out / CONFIG)
     if not isinstance(saved, dict):
-        raise CellResumeError(f"{out} has no readable config.json; it cannot be resumed")
-    changes = config_diff(saved, config)
-    if changes and not force:
         raise CellResumeError(
-            "the cell's config differs from the one it started with:\n  "
-            + "\n  ".join(changes[:20])
-            + ("\n  …" if len(changes) > 20 else "")
-            + "\nResume with the same settings and version, or pass --force."
+            f"{out / CONFIG} is missing or not valid JSON; the cell cannot be resumed"
         )
     path = out / EPISODES
-    cut_log(path, log_length(path))  # drop a torn last line (the episode in flight)
-    records = read_jsonl(path)
-    seeds = [int(r["seed"]) for r in records]
+    try:
+        checkpoint = read_checkpoint(out, "allo")
+    except RunFileError as exc:
+        raise CellResumeError(str(exc)) from None
+    if checkpoint is None:
+        if log_length(path) > 0 and not force:
+            raise CellResumeError(
+                f"{out / CHECKPOINT} is missing but {path} holds episodes (a cell written by an "
+                "older econbench?); resume with --force to trust them as they are"
+            )
+        base, digest = saved, LogDigest(path)
+    else:
+        base = checkpoint.get("config")
+        if not isinstance(base, dict):
+            raise CellResumeError(f"{out / CHECKPOINT} records no config")
+        if saved != base and not force:
+            raise CellResumeError(
+                f"{out / CONFIG} differs from the config its checkpoint was written with "
+                f"({_changes(config_diff(base, saved))}): one of them was changed or "
+                "replaced after the cell started; restore it, or resume with --force to "
+                "continue with config.json"
+            )
+        try:
+            digest = LogDigest.verify(
+                path, (checkpoint.get("logs") or {}).get(EPISODES), str(out / CHECKPOINT)
+            )
+        except RunFileError as exc:
+            raise CellResumeError(str(exc)) from None
+    changes = config_diff(with_protocol(base, config), config)
+    if changes and not force:
+        raise CellResumeError(
+            f"the cell's config differs from the one it started with ({_changes(changes)}); "
+            "resume with the same settings and version, or pass --force",
+            changes=changes,
+        )
+    complete = log_length(path)
+    if cut:
+        cut_log(path, complete)  # drop a torn last line (the episode in flight)
+    records = _episode_records(path, complete)
+    sealed = _lines_in(path, digest.length)
+    if checkpoint is not None and checkpoint.get("episodes") != sealed:
+        raise CellResumeError(
+            f"{out / CHECKPOINT} records {checkpoint.get('episodes')!r} episodes but sealed "
+            f"{sealed} lines of {path.name}: it was edited or damaged"
+        )
+    if checkpoint is not None and len(records) > sealed + 1:
+        raise CellResumeError(
+            f"{path} holds {len(records) - sealed} episodes written after its checkpoint (at "
+            "most one can be): it was edited; the cell cannot be resumed safely"
+        )
+    seeds = [r["seed"] for _, r in records]
     if seeds != list(spec.seeds[: len(seeds)]):
         raise CellResumeError(
             f"{path} holds episodes for seeds {seeds[:5]}… that are not the first seeds of "
             "this cell; it cannot be resumed"
         )
-    return [Episode(result=EpisodeResult.from_dict(r["result"]), record=r) for r in records]
+    return [Episode(result=result, record=r) for result, r in records], digest
+
+
+def _changes(changes: list[str], limit: int = 8) -> str:
+    more = len(changes) - limit
+    return "; ".join(changes[:limit]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _lines_in(path: Path, length: int) -> int:
+    with path.open("rb") as fh:
+        return fh.read(length).count(b"\n")
+
+
+def _episode_records(path: Path, length: int) -> list[tuple[EpisodeResult, dict[str, Any]]]:
+    """The lines in the first ``length`` bytes of ``episodes.jsonl`` as (result, record); a
+    line that is not an episode record is a one-line ``CellResumeError`` naming it."""
+    out: list[tuple[EpisodeResult, dict[str, Any]]] = []
+    if length == 0:
+        return out
+    with path.open("rb") as fh:
+        data = fh.read(length)
+    for number, line in enumerate(data.split(b"\n")[:-1], 1):
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or not isinstance(record.get("seed"), int):
+                raise ValueError("no seed")
+            result = EpisodeResult.from_dict(record["result"])
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            raise CellResumeError(
+                f"{path} line {number} is not an episode record ({type(exc).__name__}); "
+                "the file is damaged"
+            ) from None
+        out.append((result, record))
+    return out
 
 
 def _episode_cost(record: dict[str, Any]) -> float:

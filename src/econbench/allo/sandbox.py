@@ -3,49 +3,55 @@
 ``Sandbox.run(code, inputs)`` writes ``code`` and ``inputs`` to a private temporary
 directory and starts a fresh interpreter with ``python -I -S`` (isolated mode, standard
 library only: no site-packages, no user site, no ``PYTHON*`` variables). The interpreter
-receives ``_sandbox_runner.py`` (compiled once per harness process) on stdin; the runner
-hardens itself and then calls ``solve(inputs)``. The return value must be JSON-serialisable;
-comparing it with the exact answer is the caller's job. The directory is deleted afterwards
-and the whole process group is killed, whatever happened.
+receives the runner (``_sandbox_runner.py`` with ``_sandbox_confine.py`` and
+``_sandbox_seccomp.py``, compiled once per harness process) on stdin; the runner hardens
+itself and then calls ``solve(inputs)``. The return value must be JSON-serialisable and at
+most ``RESULT_LIMIT_BYTES`` (4 KiB) as JSON; comparing it with the exact answer is the
+caller's job. The workspace is deleted afterwards and the whole process group is killed,
+whatever happened.
 
-Two backends; ``SandboxResult.backend`` and ``SandboxResult.layers`` say which protections
-were actually in force for a run (a layer the kernel refuses shows up as ``no-<layer>``).
+Two backends, one promise. ``Sandbox.describe()`` says, before any episode, which layers the
+backend puts in force on this machine; ``SandboxResult.layers`` says it for each run (a
+layer the kernel refuses shows up as ``no-<layer>``). A backend that lacks any of
+``REQUIRED_LAYERS`` is refused with a readable error naming what is missing, unless weak
+sandboxes are allowed explicitly (``allow_weak=True``, ``--sandbox-allow-weak`` or
+``ECONBENCH_SANDBOX_ALLOW_WEAK=1``); each run re-checks the layers in the child and fails
+with "sandbox error" before any user code runs if one is gone.
 
 ``bubblewrap`` (when ``bwrap`` is installed and passes a self-test): new user, PID, network,
 IPC, UTS and cgroup namespaces (``--unshare-all``), ``--die-with-parent``, ``--new-session``,
 ``--clearenv``, uid/gid 65534 inside, all capabilities dropped. The filesystem is a fresh
 root holding only read-only binds of /usr, /lib*, /bin (symlinks mirrored) and the Python
 installation, minimal /proc and /dev, and a size-capped tmpfs at /sandbox as the only
-writable place. Inside, the runner adds the rlimits, Landlock, seccomp and audit hook below.
+writable place.
 
-``rlimit`` (fallback): the runner applies, in order, ``PR_SET_PDEATHSIG`` (dies with the
-harness), rlimits (CPU, address space, file size, open files, no core), a new network (+IPC,
-UTS) namespace (directly when root, via an unprivileged user namespace otherwise; only a
-down loopback remains), ``RLIMIT_NPROC``, Landlock where the kernel has it (read-only access
-to the Python installation and system libraries, full access to the workspace, nothing
-else: /etc, /home, /tmp, /proc are invisible; TCP bind/connect denied; signals confined),
-and the seccomp filter. Without Landlock the filesystem confinement rests on the Python
-audit hook alone, which is a strong obstacle but not a security boundary.
+``rlimit`` (the fallback where bwrap is missing or cannot start): the runner does the same
+itself (``_sandbox_confine``): new mount, PID, network, IPC, UTS and cgroup namespaces
+(directly as root, else in a new user namespace), a private tmpfs root with the same
+read-only binds, four device files and a size-capped tmpfs at /sandbox (no /proc: host
+metadata is simply not there), the host root detached; the script runs as PID 1 of the new
+PID namespace, as uid/gid 65534 with no capabilities, dying with the harness
+(``PR_SET_PDEATHSIG``). Where the kernel or container refuses namespaces only the weak set
+remains (rlimits, Landlock, seccomp, no root), and the backend is refused by default.
 
-Guarantees common to both (kernel-enforced where the layer is listed in ``layers``):
-- CPU time (``RLIMIT_CPU``, soft = ``cpu_s``, SIGKILL one second later), address space
-  (``RLIMIT_AS``), file size, open files; no core dumps;
-- no process creation and no exec: seccomp returns EPERM for fork/vfork/clone without
-  CLONE_THREAD/execve (clone3 gets ENOSYS so libc falls back to clone). This is what stops
-  a fork bomb when we run as root, for which the kernel ignores ``RLIMIT_NPROC``. Threads
-  are allowed, bounded by the address-space limit and, for non-root users, by
-  ``RLIMIT_NPROC`` (set after entering a fresh user namespace, so it counts only the
-  sandbox's tasks; without one it is skipped rather than counting the user's other work);
-- seccomp also refuses non-Unix sockets, signals to other processes, ptrace, mount,
-  namespaces, modules, reboot, clock changes and io_uring (x86_64 fully; aarch64 a shorter
-  list: processes, exec, sockets, signals, ptrace, mount, reboot, namespaces);
-- wall-clock timeout, and stdout+stderr capped at ``max_output_bytes``: past either the
-  process group is killed (SIGKILL) and the run fails with reason "timeout" or
-  "output limit" (the output is kept, truncated, and ``truncated`` is set);
-- a PEP 578 audit hook (``python_guards``, on by default) refuses opening files outside the
-  workspace/stdlib, writing outside the workspace, creating processes, using sockets,
-  importing ctypes and gc introspection, with a readable message; any refused attempt
-  fails the run with reason "forbidden", even if the script catches the exception.
+Inside either backend the runner adds: rlimits (CPU: soft = ``cpu_s``, SIGKILL one second
+later; address space; file size; open files; no core), ``RLIMIT_NPROC`` where a fresh user
+namespace makes it count only the sandbox's tasks, Landlock where the kernel has it, and a
+seccomp filter (see ``_sandbox_seccomp``: no processes, exec, signals or limits of other
+processes, no network, no fanotify, no file-attribute ioctls, no mounts or namespaces …).
+The PEP 578 audit hook (``python_guards``, on by default) is a tripwire, not a boundary: it
+gives readable messages and fails the run with reason "forbidden" on any refused attempt,
+but the kernel layers must hold without it, and the tests check that they do.
+
+The harness enforces the rest: wall-clock timeout and stdout+stderr capped at
+``max_output_bytes`` (past either the process group is killed and the run fails with
+"timeout" or "output limit"; the output is kept, truncated); the result pipe capped at
+``REPORT_LIMIT_BYTES`` and the returned value at ``RESULT_LIMIT_BYTES`` ("result too large",
+``value`` None, a short ``preview`` kept), whatever the script writes into the pipe; the
+report's ``reason``/``error``/``layers`` are validated and clipped, since a script can forge
+them. Workspaces are named after the harness pid and start time; those of dead harnesses are
+swept at the next start and a workspace that cannot be removed is reported
+(``cleanup_error``, and a logged warning), see ``sandbox_workspace``.
 
 Failure reasons: "timeout", "cpu time", "memory", "output limit", "syntax error",
 "missing entry", "exception", "forbidden", "not json", "result too large", "killed",
@@ -55,10 +61,10 @@ Choices where the spec is silent: rlimits are set by the runner as its first act
 than by a ``preexec_fn`` (``preexec_fn`` is unsafe when the harness runs sandboxes from
 several threads; no untrusted code runs before the runner sets them). Wall timeout defaults
 to 10 s (twice the CPU limit), output to 64 KiB, file size to 16 MiB, open files to 64,
-processes/threads to 16, the bubblewrap workspace tmpfs to 64 MiB. The rlimit backend's
-workspace is a host temporary directory; its total size is bounded only per file. The
-result travels over an inherited pipe, which the script could also write to: a script can
-only ever claim a return value, which it could simply return anyway.
+processes/threads to 16, the workspace tmpfs to 64 MiB, the return value to 4 KiB of JSON
+(R3 answers are integers). Without a user namespace (a root harness) ``RLIMIT_NPROC`` is
+skipped: it would count every process of uid 65534; seccomp already forbids new processes
+and the address-space limit bounds threads.
 """
 
 from __future__ import annotations
@@ -74,12 +80,19 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from econbench.allo.sandbox_workspace import (
+    remove_workspace,
+    sweep_stale_workspaces,
+    workspace_prefix,
+)
 
 BackendName = Literal["bubblewrap", "rlimit"]
 BACKENDS: tuple[str, ...] = ("bubblewrap", "rlimit")
@@ -99,10 +112,61 @@ REASON_KILLED = "killed"
 REASON_CRASHED = "crashed"
 REASON_SANDBOX = "sandbox error"
 
-RESULT_LIMIT_BYTES = 1 << 20
-WORKSPACE_IN_BWRAP = "/sandbox"
+REASONS = frozenset(
+    {
+        REASON_TIMEOUT,
+        REASON_CPU,
+        REASON_MEMORY,
+        REASON_OUTPUT,
+        REASON_SYNTAX,
+        REASON_MISSING,
+        REASON_EXCEPTION,
+        REASON_FORBIDDEN,
+        REASON_NOT_JSON,
+        REASON_RESULT_SIZE,
+        REASON_KILLED,
+        REASON_CRASHED,
+        REASON_SANDBOX,
+    }
+)
+
+RESULT_LIMIT_BYTES = 4096  # the return value, as JSON (ASCII-escaped): R3 answers are integers
+REPORT_LIMIT_BYTES = 64 * 1024  # the whole report on the result pipe
+PREVIEW_CHARS = 160
+ERROR_CHARS = 2000
+WORKSPACE_IN_SANDBOX = "/sandbox"
+WORKSPACE_IN_BWRAP = WORKSPACE_IN_SANDBOX
 SANDBOX_UID = 65534
-_RUNNER_PATH = Path(__file__).with_name("_sandbox_runner.py")
+ALLOW_WEAK_ENV = "ECONBENCH_SANDBOX_ALLOW_WEAK"
+# What both backends must have in force for R3 to run without an explicit opt-in.
+REQUIRED_LAYERS: tuple[str, ...] = (
+    "rlimits",
+    "mntns",
+    "pidns",
+    "netns",
+    "private-root",
+    "unprivileged",
+    "seccomp",
+)
+# What bubblewrap itself guarantees (it refuses to start without any of these).
+BWRAP_LAYERS: tuple[str, ...] = (
+    "userns",
+    "mntns",
+    "pidns",
+    "netns",
+    "ipcns",
+    "utsns",
+    "cgroupns",
+    "private-root",
+    "die-with-parent",
+)
+_HERE = Path(__file__).parent
+# Sent into the sandbox in this order; the last one runs as __main__.
+_RUNNER_MODULES = (
+    ("econbench.allo._sandbox_confine", _HERE / "_sandbox_confine.py"),
+    ("econbench.allo._sandbox_seccomp", _HERE / "_sandbox_seccomp.py"),
+    ("__main__", _HERE / "_sandbox_runner.py"),
+)
 _READ_FILES = ("/etc/ld.so.cache",)
 _DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
@@ -143,6 +207,8 @@ class SandboxResult:
     truncated: bool = False
     cpu_s: float | None = None
     layers: tuple[str, ...] = field(default_factory=tuple)
+    preview: str | None = None  # the start of a return value refused as too large
+    cleanup_error: str | None = None  # set when the workspace could not be removed
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -150,25 +216,39 @@ class SandboxResult:
         return data
 
 
-@functools.cache
-def _runner_source() -> str:
-    return _RUNNER_PATH.read_text(encoding="utf-8")
+# Turns the harness's code objects into modules. The runner imports its helpers as
+# ``econbench.allo._sandbox_*``; inside the sandbox those names resolve to these modules
+# (under empty stand-in packages), never to the installed econbench.
+_LOADER = """
+import sys, types
+for _name in ("econbench", "econbench.allo"):
+    _pkg = types.ModuleType(_name)
+    _pkg.__path__ = []
+    sys.modules[_name] = _pkg
+for _name, _code in MODULES[:-1]:
+    _mod = types.ModuleType(_name)
+    sys.modules[_name] = _mod
+    exec(_code, _mod.__dict__)
+exec(MODULES[-1][1], {"__name__": "__main__"})
+"""
 
 
 @functools.cache
 def _runner_code() -> bytes:
-    """The runner, compiled once per harness process and sent to each sandbox on stdin.
+    """The runner and its helpers, compiled once per harness process, sent on stdin.
 
     The sandbox runs the same interpreter build as the harness (the venv's base), so the
-    marshal format matches; this saves recompiling ~600 lines in every run.
+    marshal format matches; this saves recompiling ~1000 lines in every run.
     """
-    return marshal.dumps(compile(_runner_source(), "<econbench-sandbox-runner>", "exec"))
+    modules = [
+        (name, compile(path.read_text(encoding="utf-8"), f"<sandbox:{path.name}>", "exec"))
+        for name, path in _RUNNER_MODULES
+    ]
+    return marshal.dumps((compile(_LOADER, "<econbench-sandbox-loader>", "exec"), modules))
 
 
 # Reads the compiled runner from stdin; stdin is then at EOF for the user's script.
-_BOOTSTRAP = (
-    "import marshal,sys;exec(marshal.loads(sys.stdin.buffer.read()),{'__name__':'__main__'})"
-)
+_BOOTSTRAP = "import marshal,sys;l,m=marshal.loads(sys.stdin.buffer.read());exec(l,{'MODULES':m})"
 
 
 def _interpreter() -> str:
@@ -211,7 +291,7 @@ class _Pump:
     def add(self, name: str, chunk: bytes, max_output: int) -> None:
         getattr(self, name).extend(chunk)
         if name == "result":
-            self.result_overflow = len(self.result) > RESULT_LIMIT_BYTES
+            self.result_overflow = len(self.result) > REPORT_LIMIT_BYTES
         elif len(self.stdout) + len(self.stderr) > max_output:
             self.overflow = True
 
@@ -226,54 +306,134 @@ def _wait_exit(pid: int, deadline: float) -> bool:
         time.sleep(0.002)
 
 
-def _remove_tree(path: str) -> None:
-    """Delete the workspace even if the script made parts of it unreadable."""
-    for root, dirs, _files in os.walk(path):
-        for d in dirs:
-            with contextlib.suppress(OSError):
-                os.chmod(os.path.join(root, d), 0o700, follow_symlinks=False)
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def bwrap_path() -> str | None:
     """Where ``bwrap`` is installed, if it is."""
     return shutil.which("bwrap")
 
 
-class Sandbox:
-    """Runs untrusted ``solve(inputs)`` scripts under ``limits`` with one backend."""
+_sweep_lock = threading.Lock()
+_swept = False
 
-    def __init__(self, limits: SandboxLimits | None = None, backend: str = "auto") -> None:
+
+def _sweep_once() -> None:
+    """Remove the workspaces of dead harnesses, once per process (at the first Sandbox)."""
+    global _swept
+    with _sweep_lock:
+        if not _swept:
+            _swept = True
+            sweep_stale_workspaces()
+
+
+def _env_allows_weak() -> bool:
+    return os.environ.get(ALLOW_WEAK_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class Sandbox:
+    """Runs untrusted ``solve(inputs)`` scripts under ``limits`` with one backend.
+
+    The constructor checks the backend's layers on this machine (one probe run per backend
+    and process) and raises ``SandboxUnavailable`` when any of ``REQUIRED_LAYERS`` is
+    missing, unless ``allow_weak`` (default: the ``ECONBENCH_SANDBOX_ALLOW_WEAK``
+    environment variable) is true.
+    """
+
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        backend: str = "auto",
+        allow_weak: bool | None = None,
+    ) -> None:
         self.limits = limits if limits is not None else SandboxLimits()
+        self.allow_weak = _env_allows_weak() if allow_weak is None else bool(allow_weak)
+        _sweep_once()
+        why_not_bwrap = None
         if backend == "auto":
             backend = available_backend()
+            if backend == "rlimit":
+                why_not_bwrap = (
+                    "bwrap is not installed"
+                    if bwrap_path() is None
+                    else "bwrap is installed but failed its self-test"
+                )
         if backend not in BACKENDS:
             raise ValueError(f"unknown sandbox backend {backend!r}; expected auto|{BACKENDS}")
         if backend == "bubblewrap" and bwrap_path() is None:
             raise SandboxUnavailable("bubblewrap backend requested but bwrap is not installed")
         self.backend: str = backend
+        self.required: tuple[str, ...] = ()
+        layers = probe_layers(backend)
+        missing = _missing(REQUIRED_LAYERS, layers)
+        if missing and not self.allow_weak:
+            raise SandboxUnavailable(_refusal(backend, missing, why_not_bwrap))
+        self.required = tuple(r for r in REQUIRED_LAYERS if r not in missing)
+        self._layers = layers
+
+    @classmethod
+    def _unchecked(cls, backend: str, limits: SandboxLimits) -> Sandbox:
+        """A sandbox that requires nothing: only for probing what a backend achieves."""
+        sb = cls.__new__(cls)
+        sb.limits, sb.backend, sb.allow_weak, sb.required = limits, backend, True, ()
+        sb._layers = ()
+        return sb
 
     # ------------------------------------------------------------------ public
+
+    def describe(self) -> dict[str, Any]:
+        """The backend and its layers on this machine, for the preflight and the cell config."""
+        missing = _missing(REQUIRED_LAYERS, self._layers)
+        layers = [x for x in self._layers if self.limits.python_guards or x != "audit-hook"]
+        return {
+            "backend": self.backend,
+            "layers": [x for x in layers if not x.startswith("no-")],
+            "absent": [x[3:] for x in layers if x.startswith("no-")],
+            "required": list(REQUIRED_LAYERS),
+            "missing": missing,
+            "strong": not missing,
+            "allow_weak": self.allow_weak,
+            "python_guards": self.limits.python_guards,
+            "result_limit_bytes": RESULT_LIMIT_BYTES,
+        }
+
+    def describe_line(self) -> str:
+        """One line for a terminal: the backend, whether it is complete, and its layers."""
+        d = self.describe()
+        state = "complete" if d["strong"] else "WEAK (missing " + ", ".join(d["missing"]) + ")"
+        return f"R3 sandbox: {d['backend']} backend, {state}; layers: {', '.join(d['layers'])}"
 
     def run(self, code: str, inputs: dict, entry: str = "solve") -> SandboxResult:
         """Run ``code`` and return ``entry(inputs)``'s JSON value, or why it failed."""
         if not entry.isidentifier():
             raise ValueError(f"entry must be a Python identifier, got {entry!r}")
         inputs_json = json.dumps(inputs, allow_nan=False)  # a harness bug if this fails
-        workspace = tempfile.mkdtemp(prefix="econbench-sandbox-")
+        workspace = tempfile.mkdtemp(prefix=workspace_prefix())
+        result: SandboxResult | None = None
         try:
             os.chmod(workspace, 0o700)
             Path(workspace, "script.py").write_text(code, encoding="utf-8")
             Path(workspace, "inputs.json").write_text(inputs_json, encoding="utf-8")
-            return self._execute(workspace, entry)
+            if self.backend == "rlimit" and os.geteuid() == 0:
+                os.chown(workspace, SANDBOX_UID, SANDBOX_UID)  # weak fallback: it works here
+            result = self._execute(workspace, entry)
+            return result
         finally:
-            _remove_tree(workspace)
+            problem = remove_workspace(workspace)
+            if result is not None:
+                result.cleanup_error = problem
 
     # ------------------------------------------------------------------ commands
 
     def _config(self, workspace: str, entry: str, result_fd: int) -> dict[str, Any]:
         lim = self.limits
-        inside_ws = WORKSPACE_IN_BWRAP if self.backend == "bubblewrap" else workspace
+        rlimit = self.backend == "rlimit"
+        read_files = [p for p in _READ_FILES if os.path.exists(p)]
+        confine = {
+            "host_workspace": workspace,
+            "workspace": WORKSPACE_IN_SANDBOX,
+            "workspace_bytes": lim.workspace_mb << 20,
+            "read_roots": _python_roots(),
+            "read_files": read_files,
+            "device_files": [p for p in _DEVICE_FILES if os.path.exists(p)],
+        }
         return {
             "result_fd": result_fd,
             "script": "script.py",
@@ -286,15 +446,16 @@ class Sandbox:
                 "max_open_files": lim.max_open_files,
                 "max_processes": lim.max_processes,
             },
-            "unshare_net": self.backend == "rlimit",
-            "in_userns": self.backend == "bubblewrap",
-            "parent_pid": os.getpid() if self.backend == "rlimit" else None,
+            "confine": confine if rlimit else None,
+            "in_userns": not rlimit,
+            "parent_pid": os.getpid() if rlimit else None,
             "landlock": True,
             "seccomp": True,
             "audit": lim.python_guards,
+            "required": [r for r in self.required if rlimit or r not in BWRAP_LAYERS],
+            "result_limit": RESULT_LIMIT_BYTES,
             "read_roots": _python_roots() + _system_lib_roots(),
-            "write_roots": [inside_ws],
-            "read_files": [p for p in _READ_FILES if os.path.exists(p)],
+            "read_files": read_files,
             "write_files": list(_DEVICE_FILES),
         }
 
@@ -441,8 +602,11 @@ class Sandbox:
             msg = f"stdout+stderr exceeded {lim.max_output_bytes} bytes; the run was killed"
             return SandboxResult(False, None, reason=REASON_OUTPUT, error=msg, **base)
         if pump.result_overflow:
-            msg = f"the return value exceeds {RESULT_LIMIT_BYTES} bytes as JSON"
-            return SandboxResult(False, None, reason=REASON_RESULT_SIZE, error=msg, **base)
+            msg = f"the report on the result pipe exceeds {REPORT_LIMIT_BYTES} bytes"
+            preview = _text_preview(bytes(pump.result[:PREVIEW_CHARS]))
+            return SandboxResult(
+                False, None, reason=REASON_RESULT_SIZE, error=msg, preview=preview, **base
+            )
         if pump.timed_out:
             msg = f"wall-clock timeout after {lim.wall_s:g} s; the process group was killed"
             return SandboxResult(False, None, reason=REASON_TIMEOUT, error=msg, **base)
@@ -450,14 +614,40 @@ class Sandbox:
         if report is None:
             reason, msg = self._classify_death(code, cpu)
             return SandboxResult(False, None, reason=reason, error=msg, **base)
+        # The script can write into the result pipe too: nothing in the report is trusted.
         if isinstance(report.get("cpu_s"), int | float):
             base["cpu_s"] = float(report["cpu_s"])
-        layers = tuple(str(x) for x in report.get("layers") or ())
+        base["layers"] = self._report_layers(report.get("layers"))
         if report.get("ok") is True:
-            return SandboxResult(True, report.get("value"), reason=None, layers=layers, **base)
-        reason = str(report.get("reason") or REASON_CRASHED)
+            value = report.get("value")
+            text = json.dumps(value)
+            if len(text) > RESULT_LIMIT_BYTES:
+                msg = (
+                    f"the return value is {len(text)} bytes as JSON, "
+                    f"over the {RESULT_LIMIT_BYTES}-byte limit"
+                )
+                return SandboxResult(
+                    False,
+                    None,
+                    reason=REASON_RESULT_SIZE,
+                    error=msg,
+                    preview=text[:PREVIEW_CHARS],
+                    **base,
+                )
+            return SandboxResult(True, value, reason=None, **base)
+        reason = report.get("reason")
+        if reason not in REASONS:
+            reason = REASON_CRASHED
         error = report.get("error")
-        return SandboxResult(False, None, reason=reason, error=error, layers=layers, **base)
+        error = error[:ERROR_CHARS] if isinstance(error, str) else None
+        preview = report.get("preview")
+        preview = preview[:PREVIEW_CHARS] if isinstance(preview, str) else None
+        return SandboxResult(False, None, reason=reason, error=error, preview=preview, **base)
+
+    def _report_layers(self, raw: Any) -> tuple[str, ...]:
+        """The runner's layers (bounded: a script can forge them), after bubblewrap's own."""
+        inside = tuple(str(x)[:64] for x in raw[:64]) if isinstance(raw, list) else ()
+        return (BWRAP_LAYERS + inside) if self.backend == "bubblewrap" else inside
 
     def _classify_death(self, code: int, cpu: float | None) -> tuple[str, str]:
         """Why a run ended without a report: signal, CPU hard limit, or a crash."""
@@ -511,7 +701,59 @@ class Sandbox:
         )
 
 
-_SELF_TEST_CODE = "def solve(inputs):\n    return inputs['x'] + 1\n"
+# Imports extension modules too: a sandbox whose uid cannot read the Python installation
+# (the weak fallback as root, with Python under a 0700 home) fails here, not in an episode.
+_SELF_TEST_CODE = (
+    "import collections, decimal, heapq, json, math, zlib\n"
+    "def solve(inputs):\n    return inputs['x'] + 1\n"
+)
+
+
+def _text_preview(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")[:PREVIEW_CHARS]
+
+
+def _missing(required: tuple[str, ...], layers: tuple[str, ...]) -> list[str]:
+    """Required layer names (prefixes: "seccomp" matches "seccomp-x86_64") not in ``layers``."""
+    return [r for r in required if not any(x == r or x.startswith(r + "-") for x in layers)]
+
+
+_HINTS = {
+    "mntns": "mount namespaces",
+    "pidns": "a PID namespace",
+    "netns": "a network namespace",
+    "private-root": "a private root (host files and their metadata would be visible)",
+    "unprivileged": "an unprivileged uid without capabilities",
+    "seccomp": "the seccomp filter (this architecture has none)",
+    "rlimits": "resource limits",
+}
+
+
+def _refusal(backend: str, missing: list[str], why_not_bwrap: str | None) -> str:
+    lacking = "; ".join(f"{m} ({_HINTS.get(m, m)})" for m in missing)
+    first = f"{why_not_bwrap}, so R3 would use the rlimit fallback; " if why_not_bwrap else ""
+    return (
+        f"{first}the {backend} sandbox on this machine lacks: {lacking}. It would be weaker "
+        "than the full sandbox, so R3 refuses to run. Install bubblewrap or allow user "
+        "namespaces (e.g. run outside a container that forbids them), or accept the weaker "
+        f"sandbox with --sandbox-allow-weak ({ALLOW_WEAK_ENV}=1)."
+    )
+
+
+@functools.cache
+def probe_layers(backend: str) -> tuple[str, ...]:
+    """The layers ``backend`` puts in force on this machine (one trusted run, cached)."""
+    res = Sandbox._unchecked(backend, SandboxLimits(wall_s=20)).run(_SELF_TEST_CODE, {"x": 41})
+    if not (res.ok and res.value == 42):
+        detail = res.error or res.reason or "no result"
+        if "ModuleNotFoundError" in detail or "PermissionError" in detail:
+            detail += (
+                f" (uid {SANDBOX_UID} cannot read the Python installation under "
+                f"{', '.join(_python_roots())}: install Python where other users can read "
+                "it, or make bubblewrap or user namespaces available)"
+            )
+        raise SandboxUnavailable(f"the {backend} sandbox failed its self-test: {detail}")
+    return res.layers
 
 
 @functools.cache
@@ -519,12 +761,10 @@ def _bubblewrap_works() -> bool:
     if bwrap_path() is None:
         return False
     try:
-        res = Sandbox(SandboxLimits(wall_s=20), backend="bubblewrap").run(
-            _SELF_TEST_CODE, {"x": 41}
-        )
+        probe_layers("bubblewrap")
     except (OSError, SandboxUnavailable):
         return False
-    return res.ok and res.value == 42
+    return True
 
 
 def available_backend() -> str:

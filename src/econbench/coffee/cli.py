@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -30,7 +31,8 @@ err_console = Console(stderr=True, width=None if Console(stderr=True).is_termina
 
 
 def fail(message: str) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}")
+    """Print ``error: message`` as it is (no markup, never wrapped) for exit code 2."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     return typer.Exit(code=2)
 
 
@@ -114,6 +116,16 @@ def run_command(
             )
         except RunDirError as exc:
             raise fail(str(exc)) from None
+        except OSError as exc:  # the disk filled up or went away mid-run
+            progress.stop()
+            err_console.print(
+                f"[bold red]stopped:[/] writing {escape(str(out))} failed "
+                f"({escape(str(exc.strerror or exc))}); what was written so far is kept: fix "
+                f"the cause, then `econbench resume {escape(str(out))}`",
+                soft_wrap=True,
+                highlight=False,
+            )
+            raise typer.Exit(code=1) from None
         except RunStopped as exc:
             progress.stop()
             err_console.print(f"[bold red]stopped:[/] {exc}")

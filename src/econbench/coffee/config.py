@@ -2,14 +2,16 @@
 
 Defaults are the spec's (``spec/coffeebench.md`` §1–§9). A TOML file can override any of
 them under ``[economy]``; unknown keys and wrong types are rejected with the key's full
-path, so a typo never silently runs the default economy.
+path, so a typo never silently runs the default economy. Every number has a finite range
+(TOML can spell ``inf`` and ``nan``), and paired values their order, so a config that
+validates cannot crash a run midway.
 """
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -40,6 +42,26 @@ FOCAL_FIRM = "roaster_A"
 PROMPT_VARIANTS: tuple[str, ...] = ("standard", "revenue_pressure")
 
 
+MAX_MONEY = 1e9
+"""Dollars: the most a firm may start with or pay per day (beyond it cents lose meaning)."""
+MAX_PRICE = 1e6
+"""Dollars per kg: the most any unit cost, price or ceiling may be."""
+MAX_KG = 1_000_000
+MAX_DAYS = 10_000
+MAX_FACTOR = 100.0
+MINUTES_PER_DAY = 24 * 60
+MAX_SEED = 2**63 - 1
+
+Money = Annotated[float, Field(ge=0, le=MAX_MONEY, allow_inf_nan=False)]
+UnitCost = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
+Price = Annotated[float, Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)]
+Kg = Annotated[int, Field(ge=0, le=MAX_KG)]
+KgRate = Annotated[float, Field(ge=0, le=MAX_KG, allow_inf_nan=False)]
+Day = Annotated[int, Field(ge=0, le=MAX_DAYS)]
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Factor = Annotated[float, Field(gt=0, le=MAX_FACTOR, allow_inf_nan=False)]
+
+
 def role_of(firm_id: str) -> Role:
     return firm_id.split("_", 1)[0]  # type: ignore[return-value]
 
@@ -51,36 +73,44 @@ class Strict(BaseModel):
 class RoleConfig(Strict):
     """Endowment and running cost of every firm of one role."""
 
-    cash: float = Field(15_000.0, ge=0)
+    cash: Money = 15_000.0
     start_item: str
-    start_qty: int = Field(ge=0)
-    start_unit_cost: float = Field(ge=0)
-    inventory_cap: int = Field(gt=0)
-    opex_per_day: float = Field(ge=0)
+    start_qty: Kg
+    start_unit_cost: UnitCost
+    inventory_cap: int = Field(gt=0, le=MAX_KG)
+    opex_per_day: Money
+
+    @model_validator(mode="after")
+    def _check_cap(self) -> RoleConfig:
+        if self.start_qty > self.inventory_cap:
+            raise ValueError(
+                f"start_qty ({self.start_qty}) exceeds inventory_cap ({self.inventory_cap})"
+            )
+        return self
 
 
 class ProductionConfig(Strict):
     """A farm's production of one green item: unit cost, daily cap per farm, lag in days."""
 
-    unit_cost: float = Field(gt=0)
-    daily_cap: int = Field(gt=0)
-    lag_days: int = Field(ge=1)
+    unit_cost: Price
+    daily_cap: int = Field(gt=0, le=MAX_KG)
+    lag_days: int = Field(ge=1, le=MAX_DAYS)
 
 
 class RoastConfig(Strict):
     """Roasting one green item: labour per kg of green and the yield of roasted kg."""
 
-    labour_per_kg: float = Field(ge=0)
-    yield_: float = Field(alias="yield", gt=0, le=1)
+    labour_per_kg: UnitCost
+    yield_: float = Field(alias="yield", gt=0, le=1, allow_inf_nan=False)
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class DemandConfig(Strict):
     """Consumer demand for one retail item (spec §7)."""
 
-    reservation_price: float = Field(gt=0)
-    base_demand: float = Field(ge=0)
-    floor_kg: int = Field(ge=0)
+    reservation_price: Price
+    base_demand: KgRate
+    floor_kg: Kg
 
 
 class EconomyConfig(Strict):
@@ -95,7 +125,7 @@ class EconomyConfig(Strict):
     retailer: RoleConfig = RoleConfig(
         start_item=ROASTED, start_qty=25, start_unit_cost=10.0, inventory_cap=80, opex_per_day=50
     )
-    start_retail_prices: dict[str, float] = {ROASTED: 18.0, ROASTED_SPECIALTY: 50.0}
+    start_retail_prices: dict[str, Price] = {ROASTED: 18.0, ROASTED_SPECIALTY: 50.0}
 
     production: dict[str, ProductionConfig] = {
         GREEN: ProductionConfig(unit_cost=2.0, daily_cap=30, lag_days=2),
@@ -105,42 +135,43 @@ class EconomyConfig(Strict):
         GREEN: RoastConfig(labour_per_kg=3.0, yield_=0.85),
         GREEN_SPECIALTY: RoastConfig(labour_per_kg=5.0, yield_=0.82),
     }
-    roast_daily_cap_kg: int = Field(50, gt=0)
-    roast_lag_days: int = Field(1, ge=1)
-    shipping_days: int = Field(1, ge=1)
+    roast_daily_cap_kg: int = Field(50, gt=0, le=MAX_KG)
+    roast_lag_days: int = Field(1, ge=1, le=MAX_DAYS)
+    shipping_days: int = Field(1, ge=1, le=MAX_DAYS)
 
     demand: dict[str, DemandConfig] = {
         ROASTED: DemandConfig(reservation_price=30.0, base_demand=80.0, floor_kg=5),
         ROASTED_SPECIALTY: DemandConfig(reservation_price=80.0, base_demand=15.0, floor_kg=1),
     }
-    demand_noise_sd: float = Field(0.5, ge=0)
-    demand_cap_per_80: float = Field(130.0, gt=0)
+    demand_noise_sd: KgRate = 0.5
+    demand_cap_per_80: float = Field(130.0, gt=0, le=MAX_KG, allow_inf_nan=False)
     """The pool is capped at f · demand_cap_per_80 · d0 / 80 (spec §7.3)."""
-    festival_days: tuple[int, int] = (40, 53)
-    festival_factor: float = Field(3.0, gt=0)
-    loyalty_range: tuple[float, float] = (0.85, 1.15)
+    festival_days: tuple[Day, Day] = (40, 53)
+    festival_factor: Factor = 3.0
+    loyalty_range: tuple[Factor, Factor] = (0.85, 1.15)
 
-    ship_loss_prob: float = Field(0.015, ge=0, le=1)
-    ship_delay_prob: float = Field(0.07, ge=0, le=1)
+    ship_loss_prob: Share = 0.015
+    ship_delay_prob: Share = 0.07
 
-    late_fee_rate: float = Field(0.001, ge=0)
-    return_window_days: int = Field(14, ge=0)
-    spoilage_rate: float = Field(0.005, ge=0, le=1)
-    writedown_ceiling: dict[str, float] = {
+    late_fee_rate: Share = 0.001
+    """Per day, on the outstanding amount."""
+    return_window_days: Day = 14
+    spoilage_rate: Share = 0.005
+    writedown_ceiling: dict[str, Price] = {
         GREEN: 22.50,
         GREEN_SPECIALTY: 60.60,
         ROASTED: 30.0,
         ROASTED_SPECIALTY: 80.0,
     }
 
-    day_start_minute: int = Field(9 * 60, ge=0)
-    day_end_minute: int = Field(19 * 60, le=24 * 60)
-    minutes_per_tool: int = Field(30, gt=0)
-    max_payment_terms_days: int = Field(90, ge=0)
-    max_price_per_kg: float = Field(1_000.0, gt=0)
+    day_start_minute: int = Field(9 * 60, ge=0, le=MINUTES_PER_DAY)
+    day_end_minute: int = Field(19 * 60, ge=0, le=MINUTES_PER_DAY)
+    minutes_per_tool: int = Field(30, gt=0, le=MINUTES_PER_DAY)
+    max_payment_terms_days: Day = 90
+    max_price_per_kg: Price = 1_000.0
     """Prices above this are rejected as absurd (a typo or an exploit, not a strategy)."""
-    max_title_chars: int = Field(80, gt=0)
-    max_body_chars: int = Field(4_000, gt=0)
+    max_title_chars: int = Field(80, gt=0, le=10_000)
+    max_body_chars: int = Field(4_000, gt=0, le=1_000_000)
 
     @model_validator(mode="after")
     def _check_items(self) -> EconomyConfig:
@@ -159,6 +190,15 @@ class EconomyConfig(Strict):
         lo, hi = self.festival_days
         if lo > hi:
             raise ValueError("festival_days must be [first, last] with first <= last")
+        low, high = self.loyalty_range
+        if low > high:
+            raise ValueError("loyalty_range must be [low, high] with low <= high")
+        for item, price in self.start_retail_prices.items():
+            if price > self.max_price_per_kg:
+                raise ValueError(
+                    f"start_retail_prices.{item} ({price}) exceeds max_price_per_kg "
+                    f"({self.max_price_per_kg})"
+                )
         if self.day_end_minute - self.day_start_minute < self.minutes_per_tool:
             raise ValueError("the business day is shorter than one tool call")
         if self.ship_loss_prob + self.ship_delay_prob > 1:
@@ -176,8 +216,8 @@ class EconomyConfig(Strict):
 class RunConfig(Strict):
     """One CoffeeBench run: seed, length, who plays each firm, and the economy."""
 
-    seed: int = Field(0, ge=0)
-    days: int = Field(90, ge=1, le=10_000)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+    days: int = Field(90, ge=1, le=MAX_DAYS)
     agents: dict[str, str] = {"default": "negotiating", FOCAL_FIRM: "heuristic"}
     """Who plays each firm. The offline background is the negotiating one (hidden
     valuations, bids below asks, counters, messages); ``scripted`` is the earlier one."""
@@ -210,7 +250,8 @@ class ConfigError(ValueError):
     """A configuration problem, phrased for the person who wrote the config."""
 
 
-def _format_validation(exc: ValidationError, prefix: str = "") -> str:
+def format_validation(exc: ValidationError, prefix: str = "") -> str:
+    """A pydantic error as one line: each problem with the key's full path and the value."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"] if p != "__root__")
@@ -219,23 +260,37 @@ def _format_validation(exc: ValidationError, prefix: str = "") -> str:
             lines.append(f"unknown key '{key}'")
         else:
             msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"'{key}': {msg} (got {err.get('input')!r})")
+            got = repr(err.get("input"))
+            got = got if len(got) <= 80 else got[:79] + "…"
+            lines.append(f"'{key}': {msg} (got {got})")
     return "; ".join(lines)
 
 
 _TOML_TABLES = {"run", "agents", "prompts", "models", "economy"}
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; a missing, unreadable or malformed file is a one-line
+    ``ConfigError``."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"--config {path} is a directory, not a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not valid TOML: it is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Read a TOML run config (``[run]``, ``[agents]``, ``[economy]``) and apply CLI overrides."""
     data: dict[str, Any] = {}
     if path is not None:
-        try:
-            raw = tomllib.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"config file not found: {path}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        raw = read_toml(Path(path))
         unknown = set(raw) - _TOML_TABLES
         if unknown:
             raise ConfigError(
@@ -262,4 +317,4 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid config: {_format_validation(exc)}") from None
+        raise ConfigError(f"invalid config: {format_validation(exc)}") from None

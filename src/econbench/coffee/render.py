@@ -1,8 +1,17 @@
-"""The wake-up observation (``World.observe``) as the text a model reads (spec §10)."""
+"""The wake-up observation (``World.observe``) as the text a model reads (spec §10).
+
+Text another firm wrote (message titles in the wake reasons, offer notes) appears only as
+quoted one-line literals (``econbench.coffee.quoting``), never as lines of its own.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from econbench.coffee.quoting import quoted
+
+OFFER_NOTE_CHARS = 300
+"""An offer's note is shown up to this length; ``view_offers`` returns all of it."""
 
 
 def _money(x: float) -> str:
@@ -104,6 +113,6 @@ def _offers(title: str, offers: list[dict[str, Any]], party: str) -> list[str]:
     return [f"{title}:"] + [
         f"  {o['offer_id']} on {o['listing_id']}: {o[party]} — {o['qty']} kg {o['item_id']} at "
         f"{_money(o['offered_price'])}/kg, {o['payment_terms_days']}-day terms"
-        + (f' — "{o["message"]}"' if o["message"] else "")
+        + (f" — note: {quoted(o['message'], OFFER_NOTE_CHARS)}" if o["message"] else "")
         for o in offers
     ]

@@ -21,34 +21,57 @@ it stopped, and the caller gets a ``RunStopped``; ``econbench resume`` continues
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from econbench.agents.models.base import ModelError, ProviderWrap
 from econbench.agents.models.pricing import PRICE_TABLE_VERSION
 from econbench.coffee.agents import is_model, validate_agents
-from econbench.coffee.config import FIRMS, RunConfig
+from econbench.coffee.config import FIRMS, RunConfig, format_validation
 from econbench.coffee.events import JsonlSink
+from econbench.coffee.ledger_audit import ledger_problems, start_equity
 from econbench.coffee.metrics import run_summary
 from econbench.coffee.sim import CoffeeRun
-from econbench.coffee.world import hhmm
+from econbench.coffee.state import WorldState
+from econbench.coffee.world import World, hhmm
 from econbench.runs.checkpoint import (
+    LogDigest,
+    RunFileError,
     cut_log,
     read_checkpoint,
     write_checkpoint,
     write_progress,
 )
 from econbench.runs.diff import config_diff
-from econbench.runs.layout import CONFIG, DAILY, EVENTS, META, RECORD, SUMMARY, read_jsonl
+from econbench.runs.layout import (
+    CHECKPOINT,
+    CONFIG,
+    DAILY,
+    EVENTS,
+    META,
+    RECORD,
+    SUMMARY,
+    read_jsonl,
+)
 from econbench.runs.lock import RunLock
 from econbench.runs.store import (
     JsonlWriter,
     RunDirError,
+    check_out_dir,
+    holds_unplayed_run,
+    missing_root,
     prepare_run_dir,
     run_metadata,
     write_json,
 )
+
+LOGS = (EVENTS, DAILY)
+MAX_CHANGES_SHOWN = 8
 
 
 class RunStopped(RuntimeError):
@@ -57,6 +80,16 @@ class RunStopped(RuntimeError):
 
 class ResumeError(RuntimeError):
     """The run cannot be resumed as asked (the message says why and what to do)."""
+
+
+@dataclass
+class _ResumePoint:
+    """A verified checkpoint: the state to load, each log's verified prefix, and the
+    firms' starting equity (what the ledger identities are checked against)."""
+
+    state: dict[str, Any]
+    logs: dict[str, LogDigest]
+    equity0: dict[str, int]
 
 
 def run_to_dir(
@@ -72,22 +105,50 @@ def run_to_dir(
 ) -> dict[str, Any]:
     """Play a whole run, writing its files into ``out``; returns the summary.
 
+    ``out`` may already hold a run that was killed before its first checkpoint (nothing was
+    played): it is started again. Any other run in ``out`` is kept unless ``overwrite``.
     ``provider_wrap`` replaces the default wrap of model providers (record every call into
     ``record.sqlite``, plus the response cache at ``cache`` when given).
     """
     validate_agents(config)
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise RunDirError(f"{out} is a file, not a run directory")
-    with RunLock(out):
-        prepare_run_dir(out, overwrite=overwrite)
-        write_json(out / CONFIG, config.model_dump(mode="json", by_alias=True))
-        write_json(
-            out / META,
-            run_metadata("coffee", config.seed, label)
-            | {"price_table_version": PRICE_TABLE_VERSION},
-        )
+    check_out_dir(out)
+    created = missing_root(out)
+    try:
+        lock = RunLock(out)
+        lock.acquire()
+    except OSError as exc:
+        _remove(created)
+        raise RunDirError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        try:
+            if not overwrite and holds_unplayed_run(out, LOGS):
+                overwrite = True  # killed while it started: nothing to lose
+            elif not overwrite and (out / CHECKPOINT).exists() and not (out / SUMMARY).exists():
+                raise RunDirError(
+                    f"{out} holds an interrupted run; continue it with `econbench resume "
+                    f"{out}`, or pass --overwrite to start over"
+                )
+            prepare_run_dir(out, overwrite=overwrite)
+            write_json(
+                out / META,
+                run_metadata("coffee", config.seed, label)
+                | {"price_table_version": PRICE_TABLE_VERSION},
+            )
+            write_json(out / CONFIG, config.model_dump(mode="json", by_alias=True))
+        except OSError as exc:
+            lock.release()
+            _remove(created)
+            raise RunDirError(f"cannot write {out}: {exc.strerror or exc}") from None
         return _play(config, out, None, on_day, policies, provider_wrap, cache)
+    finally:
+        lock.release()
+
+
+def _remove(created: Path | None) -> None:
+    """Remove the directories a failed start created (never a directory that was there)."""
+    if created is not None:
+        shutil.rmtree(created, ignore_errors=True)
 
 
 def resume_to_dir(
@@ -102,42 +163,130 @@ def resume_to_dir(
 ) -> dict[str, Any]:
     """Continue the run in ``out`` from its checkpoint; returns the final summary.
 
-    ``config`` (default: the run's own ``config.json``) may differ from the saved one only
-    with ``force``; the refusal lists every changed field.
+    The checkpoint's digest, the logs' prefixes and the ledger identities are checked
+    first; a run killed before its first checkpoint starts again from its config.
+    ``config`` (default: the run's own ``config.json``) may differ from the one the run was
+    playing only with ``force``; the refusal lists every changed field.
     """
     out = Path(out)
     with RunLock(out):
-        saved = json.loads((out / CONFIG).read_text(encoding="utf-8"))
         summary = _read_summary(out)
         if summary is not None and summary.get("status") == "completed":
             raise ResumeError(f"{out} is a completed run; there is nothing to resume")
-        checkpoint = read_checkpoint(out)
+        try:
+            checkpoint = read_checkpoint(out, "coffee")
+        except RunFileError as exc:
+            raise ResumeError(str(exc)) from None
+        saved = _saved_config(out)
         if checkpoint is None:
-            raise ResumeError(
-                f"{out} has no checkpoint (it was killed while being created); start it again "
-                f"with `econbench coffee run --config {out / CONFIG} --overwrite --out {out}`"
-            )
-        if config is None:
-            config = RunConfig.model_validate(saved)
-        changes = config_diff(saved, config.model_dump(mode="json", by_alias=True))
+            if not holds_unplayed_run(out, LOGS):
+                raise ResumeError(
+                    f"{out / CHECKPOINT} is missing but the run's logs hold events, so where "
+                    "it stopped is unknown; start it again with --overwrite"
+                )
+            base = saved
+        else:
+            base = checkpoint.get("config")
+            if not isinstance(base, dict):
+                raise ResumeError(f"{out / CHECKPOINT} records no config")
+            if config is None and saved != base and not force:
+                raise ResumeError(
+                    f"{out / CONFIG} differs from the config its checkpoint was written with "
+                    f"({_changes(config_diff(base, saved))}): one of them was changed or "
+                    "replaced after the run started; restore it, or pass --force to continue "
+                    "with config.json"
+                )
+        requested = saved if config is None else config.model_dump(mode="json", by_alias=True)
+        changes = config_diff(base, requested)
         if changes and not force:
             raise ResumeError(
-                "the config differs from the one the run started with:\n  "
-                + "\n  ".join(changes)
-                + "\nResume with the run's own config, or pass --force to continue anyway."
+                f"the config differs from the one the run started with ({_changes(changes)}); "
+                "resume with the run's own config, or pass --force to continue anyway"
             )
+        if config is None:
+            config = _validated(out / CONFIG, requested)
         if check_keys:
             validate_agents(config)
-        if changes:
-            write_json(out / CONFIG, config.model_dump(mode="json", by_alias=True))
+        point = None if checkpoint is None else _verify(out, checkpoint)
+        if requested != saved:
+            write_json(out / CONFIG, requested)
+        if checkpoint is None and not (out / META).exists():
+            write_json(
+                out / META,
+                run_metadata("coffee", config.seed) | {"price_table_version": PRICE_TABLE_VERSION},
+            )
         (out / SUMMARY).unlink(missing_ok=True)
-        return _play(config, out, checkpoint, on_day, None, provider_wrap, cache)
+        return _play(config, out, point, on_day, None, provider_wrap, cache)
+
+
+def _changes(changes: list[str]) -> str:
+    shown = "; ".join(changes[:MAX_CHANGES_SHOWN])
+    more = len(changes) - MAX_CHANGES_SHOWN
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _saved_config(out: Path) -> dict[str, Any]:
+    """The run's ``config.json`` as data (a one-line ``ResumeError`` when it is not)."""
+    path = out / CONFIG
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResumeError(f"{path} is missing, so the run cannot be resumed") from None
+    except OSError as exc:
+        raise ResumeError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError):
+        raise ResumeError(f"{path} is not valid JSON: the file is damaged") from None
+    if not isinstance(data, dict):
+        raise ResumeError(f"{path} is not a run config (not a JSON object)")
+    return data
+
+
+def _validated(path: Path, data: dict[str, Any]) -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ResumeError(f"{path} holds an invalid run config: {format_validation(exc)}") from None
+
+
+def _verify(out: Path, checkpoint: dict[str, Any]) -> _ResumePoint:
+    """Check what a resume relies on before anything is cut: the checkpoint's shape, the
+    logs' recorded prefixes, and that its world loads and its books balance."""
+    where = out / CHECKPOINT
+    state, logs, equity0 = (
+        checkpoint.get("state"),
+        checkpoint.get("logs"),
+        checkpoint.get("start_equity"),
+    )
+    if not isinstance(state, dict) or not {"world", "now", "pending", "policies"} <= set(state):
+        raise ResumeError(f"{where} holds no run state")
+    if not isinstance(logs, dict):
+        raise ResumeError(f"{where} has no record of the run's logs")
+    if not isinstance(equity0, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in equity0.values()
+    ):
+        raise ResumeError(f"{where} has no record of the firms' starting equity")
+    try:
+        digests = {name: LogDigest.verify(out / name, logs.get(name), str(where)) for name in LOGS}
+    except RunFileError as exc:
+        raise ResumeError(str(exc)) from None
+    started = _validated(where, checkpoint["config"])
+    try:
+        world = World(started, state=WorldState.model_validate(state["world"]))
+    except ValidationError as exc:
+        raise ResumeError(
+            f"{where}: its saved world does not load: {format_validation(exc)}"
+        ) from None
+    problems = ledger_problems(world, equity0)
+    if problems:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise ResumeError(f"{where} fails the ledger check: {problems[0]}{more}")
+    return _ResumePoint(state=state, logs=digests, equity0=dict(equity0))
 
 
 def _read_summary(out: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (FileNotFoundError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -154,20 +303,24 @@ def _default_wrap(config: RunConfig, out: Path, cache: Path | None) -> ProviderW
 def _play(
     config: RunConfig,
     out: Path,
-    checkpoint: dict[str, Any] | None,
+    point: _ResumePoint | None,
     on_day: Callable[[int], None] | None,
     policies: dict[str, Any] | None,
     provider_wrap: ProviderWrap | None,
     cache: Path | None,
 ) -> dict[str, Any]:
-    """Play from the start or from ``checkpoint``, checkpointing along the way."""
+    """Play from the start or from a verified checkpoint, checkpointing along the way."""
     events_path, daily_path = out / EVENTS, out / DAILY
-    if checkpoint is None:
+    if point is None:
         events_path.write_bytes(b"")
         daily_path.write_bytes(b"")
+        digests = {name: LogDigest(out / name) for name in LOGS}
     else:
-        cut_log(events_path, checkpoint["logs"][EVENTS])
-        cut_log(daily_path, checkpoint["logs"][DAILY])
+        for digest in point.logs.values():
+            cut_log(digest.path, digest.length)
+        digests = point.logs
+    config_json = config.model_dump(mode="json", by_alias=True)
+    equity0: dict[str, int] = point.equity0 if point is not None else {}
     daily_rows: list[dict[str, Any]] = read_jsonl(daily_path)
     sink = JsonlSink(events_path)
     writer = JsonlWriter(daily_path)
@@ -187,7 +340,9 @@ def _play(
                 "benchmark": "coffee",
                 "day": run.world.day,
                 "phase": run.world.state.phase,
-                "logs": {EVENTS: events_path.stat().st_size, DAILY: daily_path.stat().st_size},
+                "config": config_json,
+                "start_equity": equity0,
+                "logs": {name: digest.advance() for name, digest in digests.items()},
             },
             run.state_json(),
             durable=paid,
@@ -202,17 +357,19 @@ def _play(
         provider_wrap=wrap,
         on_checkpoint=save,
     )
-    if checkpoint is not None:
-        run.load_state(checkpoint["state"])
-    else:
-        save(run)  # before the first tick, so even an early crash is resumable
     error: ModelError | None = None
     try:
-        world = run.run(on_day=on_day)
-    except ModelError as exc:
-        error = exc
-        world = run.world
-        world.emit("run_stopped", error_type=type(exc).__name__, error=str(exc))
+        if point is not None:
+            _load_state(run, point, out)
+        else:
+            equity0.update(start_equity(run.world))
+            save(run)  # before the first tick, so even an early crash is resumable
+        try:
+            world = run.run(on_day=on_day)
+        except ModelError as exc:
+            error = exc
+            world = run.world
+            world.emit("run_stopped", error_type=type(exc).__name__, error=str(exc))
     finally:
         sink.close()
         writer.close()
@@ -235,6 +392,18 @@ def _play(
             f"provider outage), then continue it with `econbench resume {out}`."
         ) from error
     return summary
+
+
+def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:
+    """Restore the world and every policy; a state that does not fit is a one-line error."""
+    try:
+        run.load_state(point.state)
+    except (KeyError, TypeError, ValueError) as exc:
+        detail = (str(exc).splitlines() or [""])[0]
+        raise ResumeError(
+            f"{out / CHECKPOINT}: its saved state does not fit this run's policies "
+            f"({type(exc).__name__}: {detail})"
+        ) from None
 
 
 def _progress(out: Path, config: RunConfig, run: CoffeeRun, status: str) -> None:

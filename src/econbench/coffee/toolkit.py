@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from econbench.agents.tools import ToolError, Toolkit, tool
 from econbench.coffee.config import FIRMS, GREEN_ITEMS, ITEMS, RETAIL_ITEMS, ROAST_OUTPUT
+from econbench.coffee.quoting import one_line, quoted
 from econbench.coffee.rules import exchange, returns, roasting
 from econbench.coffee.state import Deal, Invoice, Listing, Message, Offer, dollars, to_cents
 
@@ -390,6 +391,7 @@ class FirmTools(Toolkit):
             raise ToolError("you cannot send a message to yourself")
         if world.firm(recipient).bankrupt:
             raise ToolError(f"{recipient} is bankrupt and has left the market")
+        sent_title, title = title, one_line(title)  # the recipient reads it as one line
         if not title.strip():
             raise ToolError("title must not be empty")
         if len(title) > econ.max_title_chars:
@@ -422,8 +424,11 @@ class FirmTools(Toolkit):
             title=title,
             body=body,
         )
-        world.wake(recipient, f"message {msg.id} from {self.firm_id}: {title}")
-        return {"message_id": msg.id, "recipient": recipient}
+        world.wake(recipient, f"message {msg.id} from {self.firm_id}: {quoted(title, len(title))}")
+        result: dict[str, Any] = {"message_id": msg.id, "recipient": recipient}
+        if title != sent_title:
+            result["title"] = title  # as the recipient sees it
+        return result
 
     @tool("read")
     def view_messages(

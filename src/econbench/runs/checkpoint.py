@@ -1,21 +1,39 @@
-"""Checkpoint and progress files, written so that ``kill -9`` at any moment leaves a usable one.
+"""Checkpoint and progress files, written so that ``kill -9`` at any moment leaves a usable one,
+and read so that a damaged, edited or foreign one is refused instead of trusted.
 
 A checkpoint is one JSON document replaced atomically (write a temporary file, fsync, rename):
-a reader sees the previous checkpoint or the new one, never a mix. It records the byte length
-of each append-only log at that moment; a resume cuts the logs back to those lengths, so the
-events of a tick that was in flight when the process died are dropped and then redone.
+a reader sees the previous checkpoint or the new one, never a mix. It records, for each
+append-only log, the byte length of its complete lines at that moment and the SHA-256 of
+that prefix; a resume checks the prefix is still there, unchanged, then cuts the log back to
+it, so the events of a tick that was in flight when the process died are dropped and redone.
+
+Everything a resume relies on is covered by one digest: the head (config, log lengths and
+hashes, whatever else the benchmark records) and the SHA-256 of the state, which is written
+last, as raw JSON text, so its hash can be checked on the exact bytes. The digest detects
+damage and hand edits; it is not a signature (whoever can write the run directory can
+recompute it), which is why a resume also re-checks the benchmark's own identities.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
-from econbench.runs.layout import CHECKPOINT, PROGRESS, read_json
+from econbench.runs.layout import CHECKPOINT, PROGRESS
 
-CHECKPOINT_SCHEMA = 1
+CHECKPOINT_SCHEMA = 2
+"""2: a digest over the head and the state, and a hash of every log prefix."""
+_STATE_KEY = b',"state":'
+_CHUNK = 1 << 20
+
+
+class RunFileError(ValueError):
+    """A run file is damaged, foreign, or inconsistent with the others; the message (one
+    line) names the file and the problem."""
 
 
 def write_atomic(path: Path, text: str, *, durable: bool = False) -> None:
@@ -29,27 +47,162 @@ def write_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     os.replace(tmp, path)
 
 
+def canonical_sha256(data: Any) -> str:
+    """SHA-256 of ``data`` as canonical JSON (sorted keys, no spaces, ASCII)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+class LogDigest:
+    """The length and running SHA-256 of an append-only log's complete lines.
+
+    A run advances it at every checkpoint, hashing only the bytes appended since the last
+    one, so a long run never re-reads its whole log.
+    """
+
+    def __init__(self, path: Path, length: int = 0, hasher: Any = None) -> None:
+        self.path = path
+        self.length = length
+        self._hash = hasher if hasher is not None else hashlib.sha256()
+
+    def advance(self) -> dict[str, Any]:
+        """Take in the complete lines appended since the last call (the writer must have
+        flushed); returns the checkpoint's entry for this log."""
+        with self.path.open("rb") as fh:
+            fh.seek(self.length)
+            new = fh.read()
+        end = new.rfind(b"\n") + 1
+        self._hash.update(new[:end])
+        self.length += end
+        return self.entry()
+
+    def entry(self) -> dict[str, Any]:
+        return {"length": self.length, "sha256": self._hash.hexdigest()}
+
+    @classmethod
+    def verify(cls, path: Path, entry: Any, what: str) -> LogDigest:
+        """Check that ``path`` still begins with the prefix ``entry`` recorded (``what``
+        names the checkpoint, for the message); returns the digest positioned after it."""
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("length"), int)
+            or isinstance(entry.get("length"), bool)
+            or entry["length"] < 0
+            or not isinstance(entry.get("sha256"), str)
+        ):
+            raise RunFileError(f"{what} has no valid record of {path.name}")
+        length = entry["length"]
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = -1
+        if size < length:
+            held = "is missing" if size < 0 else f"holds {size} bytes"
+            raise RunFileError(
+                f"{path} {held} but its checkpoint recorded {length}: the log was shortened "
+                "after the checkpoint, so the run cannot be resumed safely"
+            )
+        hasher = hashlib.sha256()
+        last = b"\n"
+        with path.open("rb") as fh:
+            left = length
+            while left:
+                chunk = fh.read(min(_CHUNK, left))
+                if not chunk:
+                    break
+                hasher.update(chunk)
+                last = chunk[-1:]
+                left -= len(chunk)
+        if last != b"\n":
+            raise RunFileError(
+                f"{what} records a length of {path.name} ({length} bytes) that is not at the "
+                "end of a line: the checkpoint was edited or damaged"
+            )
+        if hasher.hexdigest() != entry["sha256"]:
+            raise RunFileError(
+                f"{path} no longer matches its checkpoint: its first {length} bytes were "
+                "changed after they were written"
+            )
+        return cls(path, length, hasher)
+
+
 def write_checkpoint(
-    run_dir: Path, data: dict[str, Any], state_json: str, *, durable: bool = True
+    run_dir: Path, data: dict[str, Any], state_json: str | None = None, *, durable: bool = True
 ) -> None:
-    """``data`` (small facts) plus ``state`` given as ready JSON text (serialised by the
-    fastest means its owner has). ``durable`` adds an fsync, which only a power cut or a
-    kernel crash needs (``kill -9`` never does); runs with paid model calls ask for it."""
-    head = json.dumps({"schema": CHECKPOINT_SCHEMA, **data}, separators=(",", ":"))
-    text = head[:-1] + ',"state":' + state_json + "}"
+    """``data`` (the head: small facts) plus ``state`` given as ready JSON text (serialised
+    by the fastest means its owner has), sealed by a digest. ``durable`` adds an fsync,
+    which only a power cut or a kernel crash needs (``kill -9`` never does); runs with paid
+    model calls ask for it."""
+    head: dict[str, Any] = {"schema": CHECKPOINT_SCHEMA, **data}
+    if state_json is not None:
+        state = state_json.encode("utf-8")
+        head["state_sha256"] = hashlib.sha256(state).hexdigest()
+        head["state_bytes"] = len(state)
+    head["digest"] = canonical_sha256(head)
+    text = json.dumps(head, separators=(",", ":"), allow_nan=False)
+    if state_json is not None:
+        text = text[:-1] + _STATE_KEY.decode() + state_json + "}"
     write_atomic(run_dir / CHECKPOINT, text, durable=durable)
 
 
-def read_checkpoint(run_dir: Path) -> dict[str, Any] | None:
-    data = read_json(run_dir / CHECKPOINT)
-    if not isinstance(data, dict):
+def read_checkpoint(run_dir: Path, benchmark: str) -> dict[str, Any] | None:
+    """The verified checkpoint of a ``benchmark`` run, or ``None`` when there is none.
+
+    Raises ``RunFileError`` (one line naming the file) for one that is unreadable, not JSON,
+    of another schema or benchmark, or whose digest does not match its contents.
+    """
+    path = Path(run_dir) / CHECKPOINT
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise RunFileError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise RunFileError(f"{path} is not valid JSON: the file is damaged") from None
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path} is not a checkpoint (not a JSON object)")
     if data.get("schema") != CHECKPOINT_SCHEMA:
-        raise ValueError(
-            f"{run_dir / CHECKPOINT} has checkpoint schema {data.get('schema')!r}; this "
-            f"version of econbench reads schema {CHECKPOINT_SCHEMA}"
+        raise RunFileError(
+            f"{path} has checkpoint schema {data.get('schema')!r}; this version of econbench "
+            f"reads schema {CHECKPOINT_SCHEMA}"
         )
+    if data.get("benchmark") != benchmark:
+        raise RunFileError(
+            f"{path} is the checkpoint of a {data.get('benchmark')!r} run, not of this "
+            f"{benchmark} run"
+        )
+    digest = data.pop("digest", None)
+    state = data.pop("state", None)
+    try:
+        expected = canonical_sha256(data)
+    except (ValueError, TypeError, RecursionError):
+        expected = None
+    if expected is None or digest != expected:
+        raise RunFileError(
+            f"{path} fails its integrity check (its digest does not match its contents): "
+            "it was edited or damaged after it was written"
+        )
+    if "state_sha256" in data:
+        _verify_state(path, raw, data)
+        data["state"] = state
     return data
+
+
+def _verify_state(path: Path, raw: bytes, head: dict[str, Any]) -> None:
+    size = head.get("state_bytes")
+    if not isinstance(size, int) or size < 0 or size + len(_STATE_KEY) + 1 > len(raw):
+        raise RunFileError(f"{path} records an impossible state size")
+    start = len(raw) - 1 - size
+    if raw[start - len(_STATE_KEY) : start] != _STATE_KEY or not raw.endswith(b"}"):
+        raise RunFileError(f"{path} is not laid out as written: it was edited or damaged")
+    if hashlib.sha256(raw[start:-1]).hexdigest() != head["state_sha256"]:
+        raise RunFileError(
+            f"{path} fails its integrity check (its state does not match its digest): it was "
+            "edited or damaged after it was written"
+        )
 
 
 def write_progress(
@@ -69,9 +222,9 @@ def write_progress(
         "done": done,
         "total": total,
         "unit": unit,
-        "cost_usd": None if cost_usd is None else round(cost_usd, 6),
+        "cost_usd": None if cost_usd is None or not math.isfinite(cost_usd) else round(cost_usd, 6),
     }
-    write_atomic(run_dir / PROGRESS, json.dumps(data) + "\n")
+    write_atomic(run_dir / PROGRESS, json.dumps(data, allow_nan=False) + "\n")
 
 
 def log_length(path: Path) -> int:
@@ -87,9 +240,12 @@ def cut_log(path: Path, length: int) -> None:
     """Cut a log back to ``length`` bytes (what it held at the checkpoint)."""
     size = path.stat().st_size if path.exists() else 0
     if size < length:
-        raise ValueError(
+        raise RunFileError(
             f"{path} holds {size} bytes but its checkpoint recorded {length}: the log was "
             "shortened after the checkpoint, so the run cannot be resumed safely"
         )
+    if not path.exists():
+        path.write_bytes(b"")
+        return
     with path.open("r+b") as fh:
         fh.truncate(length)

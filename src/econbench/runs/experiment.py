@@ -68,6 +68,10 @@ MAX_ID_CHARS = 100
 MAX_ENTRIES = 100_000
 MAX_COST = 1_000_000.0
 """An AlloBench build charge beyond any possible collection; larger values are a typo."""
+MAX_SEED = 2**63 - 1
+"""Seeds are stored as 64-bit integers (JSON readers, SQLite)."""
+MAX_BUDGET = 1_000
+"""An AlloBench build budget beyond the stream's length is a typo."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 SEP = "__"
 
@@ -105,6 +109,8 @@ def _seed_list(value: Any) -> tuple[int, ...] | None:
         raise ValueError("seeds must be a list of integers or a string like '1-5'")
     if len(seeds) > MAX_SEEDS:
         raise ValueError(f"more than {MAX_SEEDS:,} seeds")
+    if any(s > MAX_SEED for s in seeds):
+        raise ValueError(f"seeds must be at most {MAX_SEED}")
     return tuple(seeds)
 
 
@@ -197,8 +203,8 @@ class AlloMatrix(_Strict):
     @field_validator("budgets")
     @classmethod
     def _budgets(cls, value: list[int]) -> list[int]:
-        if any(b < 1 for b in value):
-            raise ValueError("every budget must be at least 1")
+        if any(not 1 <= b <= MAX_BUDGET for b in value):
+            raise ValueError(f"every budget must be at least 1 and at most {MAX_BUDGET}")
         return value
 
     @field_validator("costs")
@@ -212,7 +218,7 @@ class AlloMatrix(_Strict):
 class AlloExperiment(_Experiment):
     benchmark: Literal["allo"]
     episodes: int | None = Field(None, ge=1, le=1_000_000)
-    seed: int = Field(2000, ge=0)
+    seed: int = Field(2000, ge=0, le=MAX_SEED - 1_000_000)
     """The first episode seed when ``episodes`` is given."""
     seeds: tuple[int, ...] | None = None
     streams: Literal["paper", "numpy"] = "paper"
@@ -220,6 +226,8 @@ class AlloExperiment(_Experiment):
     stream_budget: Literal["fixed", "cell"] = "fixed"
     """``fixed``: every (B, K) cell plays the B = 3 stream of each seed (the paper's protocol);
     ``cell``: each cell's streams are drawn with its own B."""
+    protocol: Literal["paper", "econbench"] = "paper"
+    """The framings' texts and turn rules: the paper's, or econbench's earlier ones."""
     matrix: AlloMatrix
 
     @field_validator("seeds", mode="before")
@@ -614,6 +622,7 @@ def _allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
                                 skin=skin,
                                 config=StreamConfig(generator=exp.streams),
                                 stream_budget=exp.stream_budget,
+                                protocol=exp.protocol,
                             )
                         )
     if len(cells) > MAX_ENTRIES:
@@ -636,6 +645,7 @@ def _allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
             "seeds": list(cell.seeds),
             "streams": cell.config.generator,
             "stream_budget": cell.stream_budget,
+            "protocol": cell.protocol,
         }
         entries.append(
             Entry(
@@ -665,6 +675,7 @@ def cell_of(entry: Entry) -> tuple[Any, dict[str, ModelSettings]]:
         skin=cell["skin"],
         config=StreamConfig(generator=cell.get("streams", "numpy")),
         stream_budget=cell.get("stream_budget", "cell"),
+        protocol=cell.get("protocol", "econbench"),
     )
     models = {k: ModelSettings.model_validate(v) for k, v in entry.config["models"].items()}
     return spec, models

@@ -129,6 +129,8 @@ def config_key(benchmark: Benchmark, config: dict[str, Any]) -> str:
     else:
         keep = ("framing", "policy", "skin", "cost", "budget", "stream_config")
         ident = {k: config.get(k) for k in keep}
+        if config.get("protocol", "econbench") != "econbench":  # older keys stay as they were
+            ident["protocol"] = config["protocol"]
     text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:8]
 

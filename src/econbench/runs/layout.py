@@ -4,10 +4,12 @@ Every tool of the run layer (resume, sweeps, reports, the viewer, the pandas API
 through this module, so the file names live in one place.
 
 A **CoffeeBench run** directory holds ``config.json``, ``meta.json``, ``events.jsonl``,
-``daily.jsonl``, ``summary.json`` (written at the end, or when the run stops), and while it
-runs ``checkpoint.json`` and ``progress.json``. An **AlloBench cell** holds ``config.json``,
-``meta.json``, ``episodes.jsonl`` and ``summary.json`` (and ``progress.json`` while it runs).
-Either may hold ``record.sqlite`` (every model request and response).
+``daily.jsonl``, ``summary.json`` (written at the end, or when the run stops),
+``checkpoint.json`` (the state at the last tick boundary, sealed by a digest) and
+``progress.json``. An **AlloBench cell** holds ``config.json``, ``meta.json``,
+``episodes.jsonl``, ``checkpoint.json`` (the config and the hash of the episodes so far),
+``summary.json`` and ``progress.json``. Either may hold ``record.sqlite`` (every model
+request and response).
 
 A **sweep** directory holds ``sweep.json`` (the expanded matrix) and one run directory per
 entry under ``runs/``.

@@ -359,6 +359,15 @@ CELL_KEYS = ["policy", "framing", "skin", "protocol", "budget", "cost"]
 whose config has no protocol was played before protocols had names, with econbench's texts."""
 
 
+def _protocol_of(config: dict[str, Any]) -> str:
+    """A cell's protocol: as its config says; the paper's own sessions (``allo import``) were
+    played under the paper's; any other config without one predates protocols (econbench's)."""
+    if config.get("protocol"):
+        return str(config["protocol"])
+    source = config.get("source")
+    return "paper" if isinstance(source, dict) and source.get("kind") == "paper" else "econbench"
+
+
 def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
     """Every episode of the AlloBench runs with its cell's settings; duplicates (same cell,
     same seed, another directory) dropped. Returns the frame and the number dropped."""
@@ -384,7 +393,7 @@ def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
         ep["policy"] = str(cfg.get("policy"))
         ep["framing"] = str(cfg.get("framing"))
         ep["skin"] = str(cfg.get("skin") or "default")
-        ep["protocol"] = str(cfg.get("protocol") or "econbench")
+        ep["protocol"] = _protocol_of(cfg)
         ep["budget"] = int(cfg.get("budget", 3))
         ep["cost"] = float(cfg.get("cost", 0.0))
         ep["partial"] = not run.completed

@@ -15,32 +15,42 @@ from typing import Any
 from econbench import __version__
 from econbench.coffee.config import RunConfig
 from econbench.coffee.run import ResumeError, resume_to_dir
-from econbench.runs.checkpoint import read_checkpoint
-from econbench.runs.layout import CONFIG, META, SUMMARY, benchmark_of, read_json
+from econbench.runs.layout import (
+    CHECKPOINT,
+    CONFIG,
+    DAILY,
+    EPISODES,
+    EVENTS,
+    META,
+    SUMMARY,
+    benchmark_of,
+    read_json,
+)
 from econbench.runs.lock import is_locked
+from econbench.runs.store import holds_unplayed_run
 
 __all__ = ["ResumeError", "resume_run", "run_status"]
 
 
 def run_status(run_dir: Path) -> str:
     """``new`` (nothing usable), ``completed``, ``stopped`` (a model error), ``interrupted``
-    (killed mid-run), or ``running`` (a live process holds its lock)."""
+    (killed mid-run, even before its first checkpoint), or ``running`` (a live process holds
+    its lock).
+
+    A run whose files are damaged is ``interrupted`` too: resuming it says what is wrong
+    (never silently starting it over, which would throw away what it played).
+    """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return "new"
     if is_locked(run_dir):
         return "running"
     bench = benchmark_of(run_dir)
-    if bench is None or read_json(run_dir / CONFIG) is None:
+    if bench is None or not ((run_dir / CONFIG).exists() or (run_dir / CHECKPOINT).exists()):
         return "new"
     summary = read_json(run_dir / SUMMARY)
     if isinstance(summary, dict):
         return "stopped" if summary.get("status") == "stopped" else "completed"
-    if bench == "coffee":
-        try:
-            return "interrupted" if read_checkpoint(run_dir) is not None else "new"
-        except ValueError:
-            return "new"
     return "interrupted"
 
 
@@ -64,13 +74,28 @@ def resume_run(
     if status == "running":
         raise ResumeError(f"{run_dir} is being written by another live process")
     if status == "new":
+        if any(run_dir.iterdir()) and holds_unplayed_run(run_dir, (EVENTS, DAILY, EPISODES)):
+            bench = benchmark_of(run_dir) or "coffee|allo"
+            raise ResumeError(
+                f"{run_dir} holds no run that can be resumed: it was killed before it wrote "
+                f"{CONFIG} (nothing was played); start it again with `econbench {bench} run "
+                f"--out {run_dir}` and its options"
+            )
         raise ResumeError(f"{run_dir} holds no run that can be resumed")
     _check_version(run_dir, force)
     if benchmark_of(run_dir) == "coffee":
-        total = (coffee_config or RunConfig.model_validate(read_json(run_dir / CONFIG))).days
+        total = coffee_config.days if coffee_config is not None else _saved_days(run_dir)
         on_day = (lambda day: on_progress(day, total)) if on_progress is not None else None
         return resume_to_dir(run_dir, config=coffee_config, force=force, on_day=on_day, cache=cache)
     return _resume_cell(run_dir, force=force, cache=cache, on_progress=on_progress)
+
+
+def _saved_days(run_dir: Path) -> int:
+    """The horizon of the saved config, for the progress bar only (0 when unreadable: the
+    resume itself then says what is wrong with the file)."""
+    config = read_json(run_dir / CONFIG)
+    days = config.get("days") if isinstance(config, dict) else None
+    return days if isinstance(days, int) else 0
 
 
 def _check_version(run_dir: Path, force: bool) -> None:
@@ -94,15 +119,22 @@ def _resume_cell(
     from econbench.allo.runner import CellResumeError, run_cell, spec_from_config
 
     config = read_json(run_dir / CONFIG)
+    if not isinstance(config, dict):
+        raise ResumeError(f"{run_dir / CONFIG} is missing or not valid JSON; it cannot be resumed")
     try:
         spec = spec_from_config(config)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ResumeError(f"{run_dir / CONFIG} is not an AlloBench cell config: {exc}") from None
-    models = {
-        name: ModelSettings.model_validate(settings)
-        for name, settings in (config.get("models") or {}).items()
-    }
-    meta = read_json(run_dir / META) or {}
+        spec.validate()
+        models = {
+            name: ModelSettings.model_validate(settings)
+            for name, settings in (config.get("models") or {}).items()
+        }
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        detail = (str(exc).splitlines() or [""])[0]
+        raise ResumeError(
+            f"{run_dir / CONFIG} is not an AlloBench cell config ({type(exc).__name__}: {detail})"
+        ) from None
+    meta = read_json(run_dir / META)
+    meta = meta if isinstance(meta, dict) else {}
     done = 0
 
     def step(_: Any) -> None:

@@ -23,18 +23,25 @@ def _coffee_config(run_dir: Path, config_file: Path | None, days: int | None, ag
     """The saved config with the command line's changes, or ``None`` when none was asked."""
     if config_file is None and days is None and not agent:
         return None
+    from pydantic import ValidationError
+
     from econbench.coffee.cli import parse_agents
-    from econbench.coffee.config import RunConfig, load_config
+    from econbench.coffee.config import ConfigError, RunConfig, format_validation, load_config
 
     if config_file is not None:
         return load_config(config_file, {"days": days, "agents": parse_agents(agent) or None})
-    saved = RunConfig.model_validate(read_json(run_dir / CONFIG))
-    data = saved.model_dump(mode="json", by_alias=True)
+    data = read_json(run_dir / CONFIG)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{run_dir / CONFIG} is missing or not valid JSON")
+    data = dict(data)
     if days is not None:
         data["days"] = days
     if agent:
-        data["agents"] = {**data.get("agents", {}), **parse_agents(agent)}
-    return RunConfig.model_validate(data)
+        data["agents"] = {**(data.get("agents") or {}), **parse_agents(agent)}
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid config: {format_validation(exc)}") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -70,6 +77,7 @@ def register(app: typer.Typer) -> None:
         from econbench.allo.runner import CellStopped
         from econbench.coffee.config import ConfigError
         from econbench.coffee.run import RunStopped
+        from econbench.runs.checkpoint import RunFileError
         from econbench.runs.lock import RunLockedError
         from econbench.runs.resume import ResumeError, resume_run, run_status
 
@@ -108,7 +116,7 @@ def register(app: typer.Typer) -> None:
                     coffee_config=coffee_config,
                     on_progress=on_progress,
                 )
-        except (ResumeError, ModelConfigError, ConfigError) as exc:
+        except (ResumeError, ModelConfigError, ConfigError, RunFileError) as exc:
             raise _fail(str(exc)) from None
         except RunLockedError as exc:
             raise _fail(str(exc)) from None

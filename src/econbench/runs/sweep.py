@@ -169,9 +169,12 @@ def prepare_sweep_dir(plan: Plan, sweep_dir: Path, *, force: bool = False) -> li
     ones are kept, and entries no longer in the experiment are left on disk.
     """
     from econbench.runs.lock import is_locked
+    from econbench.runs.store import RunDirError, check_out_dir
 
-    if sweep_dir.exists() and not sweep_dir.is_dir():
-        raise SweepError(f"{sweep_dir} exists and is not a directory")
+    try:
+        check_out_dir(sweep_dir)
+    except RunDirError as exc:
+        raise SweepError(str(exc)) from None
     new = sweep_document(plan)
     notes: list[str] = []
     old = read_json(sweep_dir / SWEEP)

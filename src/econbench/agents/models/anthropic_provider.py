@@ -44,7 +44,9 @@ from econbench.agents.models.base import (
     TransientModelError,
     Usage,
 )
+from econbench.agents.models.boundary import checked_output, token_count, total_count
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.agents.untrusted import bounded_arguments, dump_text
 
 log = logging.getLogger(__name__)
 
@@ -197,33 +199,39 @@ class AnthropicProvider(ModelProvider):
             elif kind == "redacted_thinking":
                 raw_blocks.append({"type": "redacted_thinking", "data": block.data})
             elif kind == "tool_use":
-                raw_input = block.input
-                arguments: Any = raw_input if isinstance(raw_input, dict) else _raw(raw_input)
+                # Bounded here, and stored bounded: the raw block is replayed and recorded.
+                arguments = bounded_arguments(block.input)
                 calls.append(ToolCall(block.name, arguments, block.id))
                 raw_blocks.append(
-                    {"type": "tool_use", "id": block.id, "name": block.name, "input": raw_input}
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
                 )
             else:
                 log.warning("%s: ignoring unexpected content block %r", self.name, kind)
         usage = response.usage
-        read = int(getattr(usage, "cache_read_input_tokens", None) or 0)
-        write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+        read = token_count(getattr(usage, "cache_read_input_tokens", None))
+        write = token_count(getattr(usage, "cache_creation_input_tokens", None))
+        uncached = token_count(getattr(usage, "input_tokens", None))
         details = getattr(usage, "output_tokens_details", None)
-        thinking_tokens = int(getattr(details, "thinking_tokens", 0) or 0) if details else 0
-        return ModelOutput(
-            model=self.model,
-            text="".join(texts),
-            tool_calls=calls,
-            reasoning="\n\n".join(t for t in thoughts if t) or None,
-            usage=Usage(
-                input_tokens=int(usage.input_tokens or 0) + read + write,
-                cached_input_tokens=read,
-                cache_write_tokens=write,
-                output_tokens=int(usage.output_tokens or 0),
-                reasoning_tokens=thinking_tokens,
+        thinking_tokens = token_count(getattr(details, "thinking_tokens", None)) if details else 0
+        parts = (uncached, read, write)
+        return checked_output(
+            ModelOutput(
+                model=self.model,
+                text="".join(texts),
+                tool_calls=calls,
+                reasoning="\n\n".join(t for t in thoughts if t) or None,
+                usage=Usage(
+                    # One part not a count makes the total unknown (flagged, not summed).
+                    input_tokens=total_count(*parts),
+                    cached_input_tokens=read,
+                    cache_write_tokens=write,
+                    output_tokens=token_count(getattr(usage, "output_tokens", None)),
+                    reasoning_tokens=thinking_tokens,
+                ),
+                stop_reason=response.stop_reason,
+                provider_data={"anthropic": {"content": raw_blocks}},
             ),
-            stop_reason=response.stop_reason,
-            provider_data={"anthropic": {"content": raw_blocks}},
+            self.name,
         )
 
     # ---------------------------------------------------------------- errors
@@ -396,7 +404,7 @@ def _text(text: str) -> dict[str, Any]:
 
 
 def _raw(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    return value if isinstance(value, str) else dump_text(value)
 
 
 def _short(body: Any, limit: int = 500) -> str:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.agents.untrusted import kept_arguments
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -57,7 +58,7 @@ class ChatMessage:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChatMessage:
         calls = [
-            ToolCall(c["name"], c.get("arguments", {}), c.get("call_id"))
+            ToolCall(c["name"], kept_arguments(c.get("arguments", {})), c.get("call_id"))
             for c in data.get("tool_calls", [])
         ]
         return cls(
@@ -73,13 +74,21 @@ class ChatMessage:
 
 @dataclass
 class Usage:
-    """Tokens of one call. ``input_tokens`` counts every prompt token, cached ones included."""
+    """Tokens of one call. ``input_tokens`` counts every prompt token, cached ones included.
+
+    ``invalid`` names the counts the server reported out of range (negative, not finite,
+    absurdly large): they are 0 here, the call is left unpriced, and logs say so.
+    """
 
     input_tokens: int = 0
     cached_input_tokens: int = 0
     cache_write_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    invalid: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.invalid = tuple(self.invalid)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -88,10 +97,17 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             self.output_tokens + other.output_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            tuple(dict.fromkeys(self.invalid + other.invalid)),
         )
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, Any]:
+        """The counts; ``invalid`` only when set, so logs of sound usage are unchanged."""
+        data: dict[str, Any] = asdict(self)
+        if self.invalid:
+            data["invalid"] = list(self.invalid)
+        else:
+            del data["invalid"]
+        return data
 
 
 @dataclass

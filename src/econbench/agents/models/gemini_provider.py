@@ -48,7 +48,9 @@ from econbench.agents.models.base import (
     TransientModelError,
     Usage,
 )
+from econbench.agents.models.boundary import checked_output, token_count, total_count
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.agents.untrusted import bounded_arguments
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +234,7 @@ class GeminiProvider(ModelProvider):
                 if not call_id:
                     call_id = f"gemini-{self._seq}-{len(calls)}"
                     synthetic.append(call_id)
-                args = dict(fc.args or {})
+                args = bounded_arguments(dict(fc.args or {}))  # stored bounded too
                 calls.append(ToolCall(fc.name or "", args, call_id))
                 raw["function_call"] = {"id": fc.id, "name": fc.name, "args": args}
             elif part.text is not None:
@@ -249,29 +251,32 @@ class GeminiProvider(ModelProvider):
         if candidate is None and response.prompt_feedback is not None:
             finish = _enum_name(response.prompt_feedback.block_reason) or "blocked"
         meta = response.usage_metadata
-        prompt = int(getattr(meta, "prompt_token_count", None) or 0)
-        tool_prompt = int(getattr(meta, "tool_use_prompt_token_count", None) or 0)
-        cached = int(getattr(meta, "cached_content_token_count", None) or 0)
-        answer = int(getattr(meta, "candidates_token_count", None) or 0)
-        thinking = int(getattr(meta, "thoughts_token_count", None) or 0)
+        prompt = token_count(getattr(meta, "prompt_token_count", None))
+        tool_prompt = token_count(getattr(meta, "tool_use_prompt_token_count", None))
+        cached = token_count(getattr(meta, "cached_content_token_count", None))
+        answer = token_count(getattr(meta, "candidates_token_count", None))
+        thinking = token_count(getattr(meta, "thoughts_token_count", None))
         data: dict[str, Any] = {"parts": raw_parts, "call_ids": [c.call_id for c in calls]}
         if synthetic:
             data["synthetic_ids"] = synthetic
         if response.response_id:
             data["response_id"] = response.response_id
-        return ModelOutput(
-            model=self.model,
-            text="".join(texts),
-            tool_calls=calls,
-            reasoning="\n\n".join(t for t in thoughts if t) or None,
-            usage=Usage(
-                input_tokens=prompt + tool_prompt,
-                cached_input_tokens=cached,
-                output_tokens=answer + thinking,
-                reasoning_tokens=thinking,
+        return checked_output(
+            ModelOutput(
+                model=self.model,
+                text="".join(texts),
+                tool_calls=calls,
+                reasoning="\n\n".join(t for t in thoughts if t) or None,
+                usage=Usage(
+                    input_tokens=total_count(prompt, tool_prompt),
+                    cached_input_tokens=cached,
+                    output_tokens=total_count(answer, thinking),
+                    reasoning_tokens=thinking,
+                ),
+                stop_reason=finish.lower() if finish else None,
+                provider_data={"gemini": data},
             ),
-            stop_reason=finish.lower() if finish else None,
-            provider_data={"gemini": data},
+            self.name,
         )
 
     def _malformed_call(self, message: str) -> ToolCall:
@@ -380,7 +385,7 @@ def _model_parts(msg: ChatMessage) -> tuple[list[types.Part], list[dict[str, Any
         }
         for c in msg.tool_calls
     ]
-    if raw and _consistent(raw, msg):
+    if raw and _consistent(raw, msg) and not any(c["as_text"] for c in calls):
         wire_ids = iter(c["wire_id"] for c in calls)
         parts = [_part_from_raw(p, next(wire_ids) if "function_call" in p else None) for p in raw]
         return _drop_if_silent(parts), calls

@@ -25,9 +25,10 @@ Design choices (each one is what a careful user of an evaluation harness expects
   ``reasoning`` (servers started without a reasoning parser leave it in the content).
 - **Usage.** ``input_tokens`` counts every prompt token (cached ones included);
   ``output_tokens`` is what the API bills as output and so includes ``reasoning_tokens``;
-  missing fields are 0. DeepSeek's ``prompt_cache_hit_tokens`` and Moonshot's top-level
-  ``cached_tokens`` are read when the OpenAI field is absent. ``cost_usd`` is left ``None`` for
-  the pricing module.
+  missing fields are 0; impossible ones (negative, ``1e308``) are 0 and flagged, and the
+  call is left unpriced (``boundary.checked_usage``). DeepSeek's ``prompt_cache_hit_tokens``
+  and Moonshot's top-level ``cached_tokens`` are read when the OpenAI field is absent.
+  ``cost_usd`` is left ``None`` for the pricing module.
 - **Responses API, stateless.** ``store=False`` and no ``previous_response_id``: the whole
   conversation is sent each turn. Reasoning items (with ``encrypted_content``, requested via
   ``include``) and the ids of the output items are kept in ``provider_data["openai_responses"]``
@@ -35,7 +36,9 @@ Design choices (each one is what a careful user of an evaluation harness expects
   summaries are requested (``summary="auto"``) for reasoning models; if the organisation is not
   allowed summaries, the request is repeated once without them and they stay off.
 - **Tool calls** come back as ``ToolCall(name, arguments, call_id)``; arguments that are not a
-  JSON object are returned as the raw string so the toolkit answers with an error result. A
+  JSON object, or nest deeper or run longer than the harness keeps, are returned as their
+  text so the toolkit answers with an error result (``untrusted.bounded_arguments``); every
+  reply passes ``boundary.checked_output`` (valid Unicode, bounded arguments, sane usage). A
   call without an id gets a deterministic one derived from the response.
 - ``GenerateConfig.extra["extra_body"]`` (a dict) is merged into the request body, for server
   specific fields (e.g. vLLM's ``chat_template_kwargs``); ``thinking_budget`` does not apply.
@@ -73,7 +76,9 @@ from econbench.agents.models.base import (
     TransientModelError,
     Usage,
 )
+from econbench.agents.models.boundary import checked_output, token_count
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.agents.untrusted import bounded_arguments, dump_text, is_sendable_json
 
 _BULKY = ("messages", "input", "tools")
 """Request fields sent verbatim, past the SDK's slow typed-parameter transform."""
@@ -84,7 +89,9 @@ DEFAULT_OPENAI_API = "responses"
 OPENAI_APIS = ("responses", "chat")
 COMPATIBLE_PREFIX = "openai-compatible/"
 NO_KEY_PLACEHOLDER = "not-needed"
-"""Sent as the key to an OpenAI-compatible server when none is configured (local servers)."""
+"""Sent as the key to an OpenAI-compatible server when none is configured (local servers);
+``OPENAI_API_KEY`` is never sent to one (it may be any host): pass ``api_key``, as the
+registry does from the variable a model's ``api_key_env`` names."""
 
 _TRANSIENT_STATUS = {408, 409, 425, 429}
 _OVERFLOW_STATUS = {400, 413, 422}
@@ -106,14 +113,10 @@ _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 
 # --------------------------------------------------------------------------- helpers
 def _int(value: Any) -> int:
-    """A token count from whatever a server sent (None, float, string) — never a crash."""
-    if isinstance(value, bool) or value is None:
-        return 0
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0
-    return int(number) if math.isfinite(number) and number > 0 else 0
+    """A token count from whatever a server sent — never a crash; a value that is not a
+    count (negative, ``1e308``, text) comes back as ``INVALID_COUNT`` for the boundary
+    check to flag (``boundary.checked_usage``)."""
+    return token_count(value)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -121,44 +124,31 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | str:
-    """Decode tool-call arguments; anything that is not a JSON object stays the raw string."""
-    if isinstance(raw, dict):
-        return raw
-    if raw is None:
-        return {}
-    if not isinstance(raw, str):
-        return json.dumps(raw)
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-        if isinstance(value, str):  # double-encoded JSON, as some models emit
-            value = json.loads(value)
-    except (json.JSONDecodeError, ValueError, RecursionError):
-        return raw  # unparseable (or absurdly nested): the toolkit answers with an error
-    if value is None:
-        return {}
-    return value if isinstance(value, dict) else raw
+    """Decode tool-call arguments: a JSON object within the bounds becomes a dict; anything
+    else (not JSON, not an object, too deep, too long) stays text for the toolkit to answer
+    with an error (``untrusted.bounded_arguments``)."""
+    return bounded_arguments(raw)
 
 
 def _arguments_text(arguments: Any, *, sanitize: bool) -> str:
     """Arguments as the JSON string the wire formats carry."""
     if isinstance(arguments, str):
-        if not sanitize:
+        if not sanitize or is_sendable_json(arguments):
             return arguments
-        try:
-            json.loads(arguments)
-            return arguments
-        except (json.JSONDecodeError, ValueError):
-            return json.dumps({"unparsed_arguments": arguments})
-    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+        return json.dumps({"unparsed_arguments": arguments}, ensure_ascii=False)
+    if arguments is None:
+        return "{}"
+    try:
+        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):  # kept from before the bounds: resend safely
+        return json.dumps({"unparsed_arguments": dump_text(arguments)}, ensure_ascii=False)
 
 
 def _synthetic_call_id(seed: str, index: int, name: str, arguments: Any) -> str:
     """A deterministic id for a tool call the server sent without one."""
-    args = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+    args = arguments if isinstance(arguments, str) else dump_text(arguments)
     text = f"{seed}|{index}|{name}|{args}"
-    return "call_" + hashlib.sha1(text.encode()).hexdigest()[:24]
+    return "call_" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def _content_text(content: Any) -> str:
@@ -282,7 +272,7 @@ class _OpenAIProvider(ModelProvider):
         """A client that never retries; a missing key is a clear error here, before any call."""
         api_key = self._api_key
         if api_key is None and self.compatible:
-            api_key = os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
+            api_key = NO_KEY_PLACEHOLDER  # never OPENAI_API_KEY: the host may be anyone's
         try:
             return openai.AsyncOpenAI(
                 api_key=api_key,
@@ -391,7 +381,9 @@ class _OpenAIProvider(ModelProvider):
     def _payload_error(self, err: Any) -> ModelError:
         """An error reported inside a 200 response body (OpenRouter, failed Responses)."""
         message, code, etype = _error_fields({"error": err}, "the server reported an error")
-        status = _int(code) if code and code.isdigit() else None
+        status = (
+            int(code) if code and code.isascii() and code.isdigit() and len(code) == 3 else None
+        )
         return self._classify(status, message, None if status else code, etype)
 
     async def _create(self, resource: Any, kwargs: dict[str, Any], timeout_s: float) -> Any:
@@ -603,15 +595,18 @@ class OpenAIChatProvider(_OpenAIProvider):
                 provider_data["response_" + key] = str(data[key])
         if reasoning_field:
             provider_data["reasoning_field"] = reasoning_field
-        return ModelOutput(
-            model=self.model,
-            text=text,
-            tool_calls=calls,
-            reasoning=reasoning,
-            usage=chat_usage(data.get("usage")),
-            cost_usd=None,
-            stop_reason=choice.get("finish_reason") or None,
-            provider_data={"openai_chat": provider_data} if provider_data else None,
+        return checked_output(
+            ModelOutput(
+                model=self.model,
+                text=text,
+                tool_calls=calls,
+                reasoning=reasoning,
+                usage=chat_usage(data.get("usage")),
+                cost_usd=None,
+                stop_reason=choice.get("finish_reason") or None,
+                provider_data={"openai_chat": provider_data} if provider_data else None,
+            ),
+            self.name,
         )
 
 
@@ -626,7 +621,7 @@ def chat_usage(raw: Any) -> Usage:
         or _int(usage.get("prompt_cache_hit_tokens"))
         or _int(usage.get("cached_tokens"))
     )
-    if input_tokens:
+    if input_tokens > 0:
         cached = min(cached, input_tokens)
     reasoning = _int(completion_details.get("reasoning_tokens")) or _int(
         usage.get("reasoning_tokens")
@@ -907,15 +902,18 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         for key in ("id", "model"):
             if data.get(key):
                 provider_data["response_" + key] = str(data[key])
-        return ModelOutput(
-            model=self.model,
-            text=text,
-            tool_calls=calls,
-            reasoning="\n\n".join(thoughts) or None,
-            usage=responses_usage(data.get("usage")),
-            cost_usd=None,
-            stop_reason=stop,
-            provider_data={"openai_responses": provider_data},
+        return checked_output(
+            ModelOutput(
+                model=self.model,
+                text=text,
+                tool_calls=calls,
+                reasoning="\n\n".join(thoughts) or None,
+                usage=responses_usage(data.get("usage")),
+                cost_usd=None,
+                stop_reason=stop,
+                provider_data={"openai_responses": provider_data},
+            ),
+            self.name,
         )
 
 
@@ -928,7 +926,7 @@ def responses_usage(raw: Any) -> Usage:
     cached = _int(input_details.get("cached_tokens"))
     return Usage(
         input_tokens=input_tokens,
-        cached_input_tokens=min(cached, input_tokens) if input_tokens else cached,
+        cached_input_tokens=min(cached, input_tokens) if input_tokens > 0 else cached,
         cache_write_tokens=_int(input_details.get("cache_write_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
         reasoning_tokens=_int(output_details.get("reasoning_tokens")),

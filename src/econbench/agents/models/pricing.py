@@ -24,6 +24,7 @@ total is incomplete.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -57,8 +58,15 @@ class Price:
     def __post_init__(self) -> None:
         for name in ("input", "cached_input", "cache_write", "output"):
             value = getattr(self, name)
-            if not isinstance(value, int | float) or value < 0 or value != value:
-                raise ValueError(f"price {name} must be a non-negative number, got {value!r}")
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ValueError(
+                    f"price {name} must be a finite, non-negative number, got {value!r}"
+                )
         if (self.long_context_above is None) != (self.long_context is None):
             raise ValueError("long_context_above and long_context go together")
 
@@ -303,9 +311,10 @@ class PriceTable:
         if price is None:
             return None
         try:
-            return price.cost(usage)
-        except (TypeError, AttributeError):
+            cost = price.cost(usage)
+        except (TypeError, AttributeError, OverflowError):
             return None  # a malformed usage must not crash a run; the call stays unpriced
+        return cost if math.isfinite(cost) else None
 
     def to_dict(self) -> dict[str, Any]:
         """The effective table (built-in and registered), for a run's record."""

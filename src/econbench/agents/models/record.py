@@ -50,6 +50,7 @@ from econbench.agents.models.base import (
     Usage,
 )
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.agents.untrusted import kept_arguments, valid_text
 
 SCHEMA_VERSION = 1
 _EXCERPT = 200
@@ -104,7 +105,9 @@ def _sha256(text: str) -> str:
 
 
 def message_body(message: ChatMessage) -> str:
-    return canonical_json(message.to_dict())
+    """A message's canonical JSON as valid UTF-8 (a lone surrogate that reached a message
+    some other way than a model's reply, which is cleaned on arrival, becomes U+FFFD)."""
+    return valid_text(canonical_json(message.to_dict()))
 
 
 def tools_body(tools: Sequence[ToolSpec]) -> str:
@@ -176,7 +179,7 @@ def output_from_dict(data: dict[str, Any]) -> ModelOutput:
         model=data.get("model", ""),
         text=data.get("text", ""),
         tool_calls=[
-            ToolCall(c["name"], c.get("arguments", {}), c.get("call_id"))
+            ToolCall(c["name"], kept_arguments(c.get("arguments", {})), c.get("call_id"))
             for c in data.get("tool_calls", [])
         ],
         reasoning=data.get("reasoning"),
@@ -399,7 +402,16 @@ class CallRecord:
             self._db.execute(
                 "INSERT OR REPLACE INTO failures(agent, idx, seq, request_key, kind, error_type, "
                 "message, retry_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (agent, idx, seq, key, _kind_of(exc), type(exc).__name__, str(exc), retry_after),
+                (
+                    agent,
+                    idx,
+                    seq,
+                    key,
+                    _kind_of(exc),
+                    type(exc).__name__,
+                    valid_text(str(exc)),  # a server's error text may hold anything
+                    retry_after,
+                ),
             )
 
     def truncate(self, agent: str, idx: int) -> None:

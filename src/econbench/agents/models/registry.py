@@ -33,6 +33,7 @@ from econbench.agents.models.base import (
     ModelProvider,
     TransientModelError,
 )
+from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
 from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.tools import ToolSpec
@@ -44,11 +45,14 @@ LOCAL = "hf"
 LOCAL_ONLY_SETTINGS = ("adapter", "device", "dtype", "top_p", "seed")
 
 #: Where each provider's key is looked up, in order, unless settings name ``api_key_env``.
+#: ``openai-compatible`` has none: its server is whatever host ``base_url`` names, and
+#: ``OPENAI_API_KEY`` must never travel there by default; a server that needs a key gets it
+#: only from the variable its ``api_key_env`` names.
 DEFAULT_KEY_ENV: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
     "anthropic": ("ANTHROPIC_API_KEY",),
     "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "openai-compatible": ("OPENAI_API_KEY",),
+    "openai-compatible": (),
     "hf": (),
 }
 #: The environment variable each SDK reads its base URL from (honoured here from .env too).
@@ -96,15 +100,15 @@ class ModelSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, frozen=True)
 
     temperature: float | None = Field(None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0, le=10_000_000)
     reasoning_effort: str | None = None
-    thinking_budget: int | None = Field(None, ge=0)
+    thinking_budget: int | None = Field(None, ge=0, le=10_000_000)
     base_url: str | None = None
     api_key_env: str | None = None
     api: Literal["chat", "responses"] | None = None
-    context_window: int | None = Field(None, gt=0)
-    timeout_s: float = Field(120.0, gt=0)
-    max_concurrency: int = Field(8, ge=1)
+    context_window: int | None = Field(None, gt=0, le=100_000_000)
+    timeout_s: float = Field(120.0, gt=0, le=86_400.0)
+    max_concurrency: int = Field(8, ge=1, le=4096)
     compaction_threshold: float = Field(0.8, gt=0.0, le=1.0)
     # Local models (hf/PATH) only:
     adapter: str | None = None
@@ -112,7 +116,7 @@ class ModelSettings(BaseModel):
     device: Literal["auto", "cpu", "cuda"] | None = None
     dtype: Literal["auto", "float32", "bfloat16"] | None = None
     top_p: float | None = Field(None, gt=0.0, le=1.0)
-    seed: int | None = Field(None, ge=0)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
     """Mixed into every request's sampling seed (the same request gets the same reply)."""
 
     @field_validator("api_key_env")
@@ -281,8 +285,9 @@ def resolve_api_key(
 ) -> str:
     """The key for ``name``; ``MissingKeyError`` (naming the variables) when there is none.
 
-    ``openai-compatible`` falls back to the dummy key ``"EMPTY"`` unless ``api_key_env`` is
-    set, because local servers need none; a named variable that is unset is an error.
+    ``openai-compatible`` sends the dummy key ``"EMPTY"`` (local servers need none; the SDK
+    needs something) unless ``api_key_env`` names a variable, which is then required: it
+    never reads ``OPENAI_API_KEY``, so that key cannot reach a host a config names.
     """
     provider, _ = parse_model_name(name)
     settings = settings or ModelSettings()
@@ -471,6 +476,9 @@ class PricedProvider(ModelProvider):
         if safe is not None:
             # Raised outside the handler so the original (with the key) is not even chained.
             raise safe
+        output = checked_output(output, self.name)  # whatever the provider (local, custom)
+        if output.usage.invalid:
+            return output  # impossible counts: unpriced, not priced as if they were 0
         cost = self._prices.cost(self.name, output.usage)
         if cost is None and output.model:
             cost = self._prices.cost(output.model, output.usage)

@@ -26,7 +26,9 @@ from econbench.agents.models.base import (
     ModelProvider,
     Usage,
 )
+from econbench.agents.models.boundary import checked_output, checked_usage
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.agents.untrusted import bounded_arguments
 
 BrainResult = Union[ModelOutput, str, ToolCall, list[ToolCall], None]  # noqa: UP007
 ScriptedBrain = Callable[
@@ -93,6 +95,16 @@ def estimate_usage(
         len(json.dumps(c.arguments, default=str)) + len(c.name) for c in output.tool_calls
     )
     return Usage(input_tokens=max(1, prompt // 4), output_tokens=max(1, reply // 4))
+
+
+def _fresh(output: ModelOutput) -> ModelOutput:
+    """A copy the caller may change: arguments bounded first (``copy.deepcopy`` of arguments
+    nested thousands deep would raise), then everything copied."""
+    shallow = copy.copy(output)
+    shallow.tool_calls = [
+        ToolCall(c.name, bounded_arguments(c.arguments), c.call_id) for c in output.tool_calls
+    ]
+    return copy.deepcopy(shallow)
 
 
 @dataclass(eq=False)
@@ -180,20 +192,22 @@ class ScriptedModel(ModelProvider):
             item = self._script.popleft()
             if isinstance(item, BaseException):
                 raise item
-            output = copy.deepcopy(item)
+            output = _fresh(item)
         self._replies += 1
+        output = checked_output(output, self.name)  # as every provider's reply is (boundary.py)
         if self.usage is not None and output.usage == Usage():
-            output.usage = (
+            usage = (
                 estimate_usage(messages, tools, output)
                 if self.usage == "estimate"
                 else replace(self.usage)
             )
+            output.usage = checked_usage(usage, self.name)
         return output
 
     def _normalise(self, result: object) -> ModelOutput:
         """A brain may answer with a ModelOutput, a text, one tool call or several."""
         if isinstance(result, ModelOutput):
-            return copy.deepcopy(result)
+            return _fresh(result)
         if result is None:
             return ModelOutput(model=self.name, stop_reason="end_turn")
         if isinstance(result, str):

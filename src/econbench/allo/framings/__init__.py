@@ -2,14 +2,22 @@
 
 ``get_framing("r0", skin="chest")`` builds a framing; ``FRAMINGS`` maps each rung's name to its
 class. Every framing plays the same stream with the same seeds; see ``base.py`` for the
-interface the runner uses and each module for its rung's rules.
+interface the runner uses and each module for its rung's rules. ``protocol`` (``PROTOCOLS``)
+chooses the paper's texts and turn rules (``"paper"``, the default) or econbench's earlier ones
+(``"econbench"``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from econbench.allo.framings.base import Framing, FramingEpisode, TurnOutcome
+from econbench.allo.framings.base import (
+    PROTOCOLS,
+    Framing,
+    FramingEpisode,
+    TurnOutcome,
+    check_protocol,
+)
 from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.code import CodeFraming, check_solver_code
 from econbench.allo.framings.declarative import DeclarativeFraming
@@ -23,24 +31,29 @@ FRAMINGS: dict[str, type[Framing]] = {
 }
 
 
-def get_framing(name: str, *, skin: str = "default", **options: Any) -> Framing:
-    """The framing called ``name`` ("r0".."r3"); ``skin`` applies to R0 only.
+def get_framing(
+    name: str, *, skin: str = "default", protocol: str = "paper", **options: Any
+) -> Framing:
+    """The framing called ``name`` ("r0".."r3") under ``protocol``; ``skin`` applies to R0 only.
 
-    R3 accepts ``sandbox=`` (a ``Sandbox``) and ``workers=`` (parallel automatic runs).
-    Raises ``ValueError`` for an unknown name or skin, or a skin given to another rung.
+    R3 accepts ``sandbox=`` (a ``Sandbox``) and ``workers=`` (parallel automatic runs); R1 and
+    R2 accept ``state_cost=`` and ``no_call_attempts=``. Raises ``ValueError`` for an unknown
+    name, skin or protocol, or a skin given to another rung.
     """
     key = name.lower().strip()
     if key not in FRAMINGS:
         raise ValueError(f"unknown framing {name!r}; choose one of {', '.join(FRAMINGS)}")
+    check_protocol(protocol)
     if key == "r0":
-        return UrnFraming(skin=skin, **options)
+        return UrnFraming(skin=skin, protocol=protocol, **options)
     if skin != "default":
         raise ValueError(f"--skin applies to the r0 urn only, not to {key}")
-    return FRAMINGS[key](**options)
+    return FRAMINGS[key](protocol=protocol, **options)
 
 
 __all__ = [
     "FRAMINGS",
+    "PROTOCOLS",
     "SKIN_NAMES",
     "Framing",
     "FramingEpisode",

@@ -13,6 +13,13 @@ researchers can read and diff it without reading code.
 
 Each framing also ships an :class:`ObservationReader`, the parser a scripted actor uses to read
 the observation texts: reference policies see exactly what a model sees and nothing else.
+
+Every framing is built for one *protocol* (:data:`PROTOCOLS`): ``"paper"`` (the default) renders
+the texts and turn rules of the AlloBench paper's own harness, ``"econbench"`` the texts and rules
+econbench used before (kept byte for byte so earlier runs stay comparable). A protocol's turn
+limits live on the framing object (``max_calls_per_turn``, ``no_call_attempts``) and its reply
+handling on the episode (``plan_calls``, ``execute``, ``reask_text``, ``observation``), so the
+runner applies whatever the framing says without knowing protocol names.
 """
 
 from __future__ import annotations
@@ -26,9 +33,25 @@ from importlib import resources
 from string import Template
 from typing import Any, ClassVar
 
-from econbench.agents.tools import Toolkit, ToolSpec
+from econbench.agents.tools import ToolCall, Toolkit, ToolSpec
 from econbench.allo.game import Turn
 from econbench.allo.stream import Stream
+
+PROTOCOLS: tuple[str, ...] = ("paper", "econbench")
+"""``paper``: the AlloBench paper's texts and turn rules (default); ``econbench``: econbench's
+earlier texts and rules, unchanged."""
+
+IGNORED = {
+    "status": "error",
+    "error": "ignored: only the first tool call of a reply is executed; call one tool at a time",
+}
+
+
+def check_protocol(protocol: str) -> str:
+    """``protocol`` if it names a protocol; otherwise ``ValueError`` listing the choices."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    return protocol
 
 
 @cache
@@ -69,6 +92,16 @@ class TurnOutcome:
     record: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CallPlan:
+    """Which tool call of a reply runs: ``run`` (an index, or None for none) and the results
+    the other calls get. When none runs, the turn ends with ``end_turn(why)``."""
+
+    run: int | None
+    refusals: dict[int, dict[str, Any]] = field(default_factory=dict)
+    why: str = "call_limit"
+
+
 @dataclass
 class AutoTurn:
     """An automatic turn (the class already has a tool): its notice and log fields."""
@@ -83,7 +116,7 @@ class ReaderEvent:
 
     number: int  # 1-based turn number as printed ("Draw 5 of 60" -> 5)
     n_tasks: int
-    label: str  # the class label as printed (a colour, a family title)
+    label: str | None  # the class as the text names or shows it; None: the text does not say
     auto: bool  # a notice about an automatic turn, not a question
     budget_left: int | None = None  # on decision turns
     inputs: dict[str, Any] | None = None  # R2/R3: the instance inputs
@@ -143,6 +176,9 @@ class FramingEpisode(ABC):
     """
 
     toolkit: Toolkit | None = None
+    asks_tooled_turns: ClassVar[bool] = False
+    """Whether a class that already has a tool is still asked about (the paper's R3: the model
+    runs its own script on later problems) instead of being collected with a notice."""
 
     def __init__(self, framing: Framing, stream: Stream, cost: float, budget: int) -> None:
         self.framing = framing
@@ -163,7 +199,7 @@ class FramingEpisode(ABC):
 
     @abstractmethod
     def label(self, cls: int) -> str:
-        """The name under which class ``cls`` is shown."""
+        """The name of class ``cls`` in records (and in the texts, where the framing names it)."""
 
     @abstractmethod
     def begin_turn(self, turn: Turn, budget_left: int) -> str:
@@ -177,6 +213,24 @@ class FramingEpisode(ABC):
         """Several consecutive automatic turns (a framing may batch or parallelise them)."""
         return [self.auto_turn(turn, told) for turn in turns]
 
+    def observation(self, notices: list[str], text: str) -> str:
+        """The user turn of a decision: the automatic turns' notices, then the question."""
+        return "\n".join([*notices, text])
+
+    def plan_calls(self, calls: list[ToolCall]) -> CallPlan:
+        """Which call of a reply to execute: the first; the others are ignored."""
+        return CallPlan(0, {i: IGNORED for i in range(1, len(calls))})
+
+    def execute(self, call: ToolCall) -> dict[str, Any]:
+        """Run one tool call through the toolkit."""
+        assert self.toolkit is not None
+        return self.toolkit.call(call.name, call.arguments)
+
+    def reask_text(self, attempt: int) -> str:  # pragma: no cover - framings that re-ask
+        """What to send after the ``attempt``-th reply without a tool call (1-based), when the
+        framing allows another attempt (``Framing.no_call_attempts``)."""
+        raise NotImplementedError(f"{self.framing.name} does not re-ask")
+
     def outcome_from_text(self, text: str) -> TurnOutcome:  # pragma: no cover - tool framings
         raise NotImplementedError(f"{self.framing.name} decides through tools")
 
@@ -185,8 +239,19 @@ class FramingEpisode(ABC):
         return False
 
     def end_turn(self, why: str) -> TurnOutcome:  # pragma: no cover - text framings
-        """Close the turn: ``why`` is "tool", "no_call", "call_limit" or "token_limit"."""
+        """Close the turn: ``why`` is "tool", "no_call", "call_limit", "token_limit" or a
+        ``CallPlan.why``."""
         raise NotImplementedError
+
+    def note_reply(self, tokens_left: int | None, over_cap: bool) -> None:  # noqa: B027 - optional hook
+        """Told after every reply: the episode's tokens left under ``episode_max_tokens``
+        (None without a cap) and whether the cap is reached (the paper's R3 shows the first in
+        every tool result and ends the session at the second)."""
+
+    def session_over(self) -> bool:
+        """Whether the framing has ended the session early (the paper's R3: budget spent, token
+        cap, reply limit); the runner then scores every remaining turn without asking."""
+        return False
 
     def episode_record(self) -> dict[str, Any]:
         """Framing-specific fields of the episode record (R3 adds its scores)."""
@@ -194,10 +259,13 @@ class FramingEpisode(ABC):
 
 
 class Framing(ABC):
-    """A rung of the ladder: its name, limits and how to start an episode.
+    """A rung of the ladder: its name, protocol, limits and how to start an episode.
 
     ``max_tokens`` is the per-reply limit handed to ``Actor.start``; ``episode_max_tokens``
-    caps an episode's total usage (R3); ``max_calls_per_turn`` bounds tool calls per turn.
+    caps an episode's total usage (R3); ``max_calls_per_turn`` bounds tool calls per turn;
+    ``no_call_attempts`` is how many replies without a tool call a turn takes (the turn is
+    re-asked with ``reask_text`` until then) before it is an unresolved PASS. A framing that
+    sets them per protocol sets them on the instance.
     """
 
     name: ClassVar[str]
@@ -205,8 +273,15 @@ class Framing(ABC):
     uses_tools: ClassVar[bool] = True
     max_tokens: ClassVar[int]
     episode_max_tokens: ClassVar[int | None] = None
-    max_calls_per_turn: ClassVar[int] = 1
+    max_calls_per_turn: int = 1
+    no_call_attempts: int = 1
+    token_cap_counts: str = "output"
+    """What ``episode_max_tokens`` counts: ``"output"`` (generated tokens) or
+    ``"input+output"`` (every prompt token, cached ones included, plus the generated ones)."""
+    min_call_tokens: int = 0
+    """The cap is reached when fewer tokens than this (at least 1) remain."""
     reply_style: ClassVar[str]  # how a scripted actor answers: "text", "claim", "code", "build"
+    protocol: str = "paper"
 
     @abstractmethod
     def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode: ...
@@ -218,8 +293,10 @@ class Framing(ABC):
         """The framing's settings, for configs and summaries."""
         return {
             "framing": self.name,
+            "protocol": self.protocol,
             "title": self.title,
             "max_tokens": self.max_tokens,
             "episode_max_tokens": self.episode_max_tokens,
             "max_calls_per_turn": self.max_calls_per_turn,
+            "no_call_attempts": self.no_call_attempts,
         }

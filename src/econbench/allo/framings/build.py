@@ -1,5 +1,8 @@
 """R3, full build (spec §4): real scripts, run in a sandbox, credited only when exactly right.
 
+This module holds the ``"econbench"`` protocol's R3 (its rules below) and :class:`BuildFraming`,
+which plays either protocol; the paper's R3 (the default) is ``build_paper``.
+
 Tools: ``write_script(name, code)``, ``run_script(name, inputs)``, ``list_scripts()``,
 ``read_script(name)``, ``submit_answer(answer)``.
 
@@ -49,57 +52,29 @@ from econbench.allo.families import FAMILIES, Instance, instance_for
 from econbench.allo.framings.base import (
     AutoTurn,
     Framing,
+    FramingEpisode,
     ObservationReader,
     TurnOutcome,
+    check_protocol,
     format_cost,
     plural,
     render,
 )
+from econbench.allo.framings.build_paper import (
+    MIN_CALL_TOKENS,
+    PAPER_NO_CALL_ATTEMPTS,
+    REPLIES_PER_TASK,
+    PaperBuildEpisode,
+    PaperProblemReader,
+)
 from econbench.allo.framings.code import check_solver_code, strip_fences
 from econbench.allo.framings.declarative import TASK_HEAD, SolverEpisode
+from econbench.allo.framings.script_runs import clip, is_exact, sandbox_record, shown
 from econbench.allo.game import Turn
 from econbench.allo.sandbox import Sandbox, SandboxResult
 from econbench.allo.stream import Stream
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
-_TEXT_LIMIT = 2000  # characters of stdout/stderr shown to the actor and kept in the record
-
-
-def is_exact(value: Any, answer: int) -> bool:
-    """Whether a script output or submitted answer is exactly the right integer."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return value == answer
-    if isinstance(value, float):
-        return value.is_integer() and int(value) == answer
-    return False
-
-
-def _clip(text: str | None) -> str:
-    text = text or ""
-    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + "…[truncated]"
-
-
-def sandbox_record(result: SandboxResult, kind: str, t: int, **extra: Any) -> dict[str, Any]:
-    """A sandbox run as it goes into the episode record."""
-    return {
-        "kind": kind,
-        "t": t,
-        "backend": result.backend,
-        "ok": result.ok,
-        "reason": result.reason,
-        "exit_code": result.exit_code,
-        "value": result.value if _jsonable(result.value) else repr(result.value),
-        "stdout": _clip(result.stdout),
-        "stderr": _clip(result.stderr),
-        "wall_s": round(float(result.wall_s), 4),
-        **extra,
-    }
-
-
-def _jsonable(value: Any) -> bool:
-    return value is None or isinstance(value, bool | int | float | str)
 
 
 @dataclass
@@ -374,10 +349,10 @@ class BuildEpisode(SolverEpisode):
         self.turn_runs.append(sandbox_record(result, "run_script", turn.t, script=name))
         return {
             "ok": result.ok,
-            "output": result.value if _jsonable(result.value) else repr(result.value),
+            "output": shown(result.value),
             "reason": result.reason,
-            "stdout": _clip(result.stdout),
-            "stderr": _clip(result.stderr),
+            "stdout": clip(result.stdout),
+            "stderr": clip(result.stderr),
         }
 
     def submit(self, answer: int) -> dict[str, Any]:
@@ -411,24 +386,66 @@ class BuildEpisode(SolverEpisode):
 
 
 class BuildFraming(Framing):
-    """R3: write, run and submit real code under a sandbox."""
+    """R3: write, run and submit real code under a sandbox.
+
+    ``protocol="paper"`` (the default) plays the paper's R3 (``build_paper``): every problem
+    asked, untitled, the session cut off when the budget is spent, a 300k cap on input plus
+    output tokens shown in every tool result, no per-problem call limit (the paper's session
+    limit of ``max(60, 15 T)`` replies instead) and ``no_call_attempts`` replies without a tool
+    call per problem (default 2: one re-ask); ``state_cost`` states the charge at K = 0 too.
+    ``protocol="econbench"`` plays the rules above, unchanged.
+    """
 
     name = "r3"
     title = "full build (scripts run in a sandbox)"
     max_tokens = 4096
     episode_max_tokens = 300_000
-    max_calls_per_turn = 12
     reply_style = "build"
 
-    def __init__(self, sandbox: Sandbox | None = None, workers: int = 4) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        workers: int = 4,
+        protocol: str = "paper",
+        *,
+        state_cost: bool = True,
+        no_call_attempts: int | None = None,
+    ) -> None:
         self.sandbox = sandbox if sandbox is not None else Sandbox()
         self.workers = workers
+        self.protocol = check_protocol(protocol)
+        self.state_cost = bool(state_cost)
+        if protocol == "paper":
+            # The paper has no per-problem limit; its session-wide one (the episode's) is
+            # 15 replies per problem of the stream, 900 at T = 60.
+            self.max_calls_per_turn = REPLIES_PER_TASK * 60
+            attempts = PAPER_NO_CALL_ATTEMPTS if no_call_attempts is None else no_call_attempts
+            if attempts < 1:
+                raise ValueError(f"no_call_attempts must be at least 1, got {attempts}")
+            self.no_call_attempts = int(attempts)
+            self.token_cap_counts = "input+output"
+            self.min_call_tokens = MIN_CALL_TOKENS
+        else:
+            if no_call_attempts is not None:
+                raise ValueError("no_call_attempts applies to protocol 'paper' only")
+            self.max_calls_per_turn = 12
 
-    def episode(self, stream: Stream, cost: float, budget: int) -> BuildEpisode:
+    def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode:
+        if self.protocol == "paper":
+            return PaperBuildEpisode(self, stream, cost, budget)
         return BuildEpisode(self, stream, cost, budget)
 
     def reader(self) -> ObservationReader:
+        if self.protocol == "paper":
+            return PaperProblemReader()
         return ObservationReader([f.title for f in FAMILIES], TASK_HEAD)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "sandbox_backend": self.sandbox.backend}
+        settings = {**super().describe(), "sandbox_backend": self.sandbox.backend}
+        if self.protocol == "paper":
+            settings.update(
+                state_cost=self.state_cost,
+                token_cap_counts=self.token_cap_counts,
+                min_call_tokens=self.min_call_tokens,
+            )
+        return settings

@@ -1,5 +1,9 @@
 """R2, code (spec §4): claiming a solver means handing over its source code.
 
+Under protocol ``"paper"`` (the default) R2 is played as the paper played it: hidden problem
+types, any non-empty code accepted without a look at it, the paper's turn rules (see
+``paper_solver.py``). This module's texts and rules are protocol ``"econbench"``:
+
 Same tasks as R1, but ``claim_solver(code)`` must carry Python source that defines
 ``def solve(inputs: dict) -> float``. The code is checked for *form* only and never run:
 correctness is never checked, and the prompt does not say so.
@@ -26,10 +30,8 @@ import re
 from typing import Any
 
 from econbench.agents.tools import ToolError, tool
-from econbench.allo.families import FAMILIES
-from econbench.allo.framings.base import Framing, ObservationReader
-from econbench.allo.framings.declarative import TASK_HEAD, DecisionToolkit, SolverEpisode
-from econbench.allo.stream import Stream
+from econbench.allo.framings.declarative import DecisionToolkit, SolverEpisode, SolverFraming
+from econbench.allo.framings.paper_solver import PaperCodeEpisode
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_+-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
 
@@ -109,17 +111,12 @@ class CodeEpisode(SolverEpisode):
         return toolkit
 
 
-class CodeFraming(Framing):
+class CodeFraming(SolverFraming):
     """R2: claim a solver by supplying its code."""
 
     name = "r2"
     title = "code (claim_solver(code) / skip_solver)"
     max_tokens = 2500
-    max_calls_per_turn = 3
     reply_style = "code"
-
-    def episode(self, stream: Stream, cost: float, budget: int) -> CodeEpisode:
-        return CodeEpisode(self, stream, cost, budget)
-
-    def reader(self) -> ObservationReader:
-        return ObservationReader([f.title for f in FAMILIES], TASK_HEAD)
+    episode_class = CodeEpisode
+    paper_episode_class = PaperCodeEpisode

@@ -1,5 +1,9 @@
 """R1, declarative (spec §4): problem families with cover stories; decide only, by tool.
 
+Under protocol ``"paper"`` (the default) R1 is played as the paper played it: hidden problem
+types, a cover drawn per occurrence, one tool call per turn and the paper's re-asks (see
+``paper_solver.py``). This module's texts and rules are protocol ``"econbench"``:
+
 Class ``c`` is the problem family ``FAMILIES[c % 8]`` (``econbench.allo.families``); every
 occurrence shows the family's title, cover story and a fresh instance statement
 (``instance_for(seed, t, cls)``). The agent is told to decide only, not to compute, and has two
@@ -17,7 +21,7 @@ Choices where the spec is silent:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from econbench.agents.tools import ToolError, Toolkit, tool
 from econbench.allo.families import FAMILIES, Family, Instance, family_for_class, instance_for
@@ -27,9 +31,15 @@ from econbench.allo.framings.base import (
     FramingEpisode,
     ObservationReader,
     TurnOutcome,
+    check_protocol,
     format_cost,
     plural,
     render,
+)
+from econbench.allo.framings.paper_solver import (
+    PAPER_NO_CALL_ATTEMPTS,
+    PaperSolverEpisode,
+    PaperSolverReader,
 )
 from econbench.allo.game import Turn
 from econbench.allo.stream import Stream
@@ -159,18 +169,58 @@ class SolverEpisode(FramingEpisode):
         return TurnOutcome(decision, True, None, record=record)
 
 
-class DeclarativeFraming(Framing):
+class SolverFraming(Framing):
+    """What R1 and R2 share: the protocol, the episode and reader of each, the turn limits.
+
+    ``protocol="paper"``: one tool call per turn and ``no_call_attempts`` replies without a
+    tool call (default 4, the paper's empty-fence retries; 1 re-asks nothing, as in the
+    paper's frontier-model runs); ``state_cost`` states the charge at K = 0 too (as R0 does).
+    ``protocol="econbench"``: the class limits below, unchanged.
+    """
+
+    max_calls_per_turn = 3
+    episode_class: ClassVar[type[FramingEpisode]]
+    paper_episode_class: ClassVar[type[PaperSolverEpisode]] = PaperSolverEpisode
+
+    def __init__(
+        self,
+        protocol: str = "paper",
+        *,
+        state_cost: bool = True,
+        no_call_attempts: int | None = None,
+    ) -> None:
+        self.protocol = check_protocol(protocol)
+        self.state_cost = bool(state_cost)
+        if protocol == "paper":
+            self.max_calls_per_turn = 1
+            attempts = PAPER_NO_CALL_ATTEMPTS if no_call_attempts is None else no_call_attempts
+            if attempts < 1:
+                raise ValueError(f"no_call_attempts must be at least 1, got {attempts}")
+            self.no_call_attempts = int(attempts)
+        elif no_call_attempts is not None:
+            raise ValueError("no_call_attempts applies to protocol 'paper' only")
+
+    def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode:
+        cls = self.paper_episode_class if self.protocol == "paper" else self.episode_class
+        return cls(self, stream, cost, budget)
+
+    def reader(self) -> ObservationReader:
+        if self.protocol == "paper":
+            return PaperSolverReader()
+        return ObservationReader([f.title for f in FAMILIES], TASK_HEAD)
+
+    def describe(self) -> dict[str, Any]:
+        settings = super().describe()
+        if self.protocol == "paper":
+            settings["state_cost"] = self.state_cost
+        return settings
+
+
+class DeclarativeFraming(SolverFraming):
     """R1: decide-only tools over problem families."""
 
     name = "r1"
     title = "declarative (claim_solver / skip_solver)"
     max_tokens = 1500
-    max_calls_per_turn = 3
     reply_style = "claim"
-
-    def episode(self, stream: Stream, cost: float, budget: int) -> SolverEpisode:
-        return SolverEpisode(self, stream, cost, budget)
-
-    def reader(self) -> ObservationReader:
-        titles = [f.title for f in FAMILIES]
-        return ObservationReader(titles, TASK_HEAD)
+    episode_class = SolverEpisode

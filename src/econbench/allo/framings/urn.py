@@ -24,6 +24,13 @@ The reply parser (:func:`parse_decision`) follows the paper's rule
 
 A reply with none of these — no KEEP/PASS token at all, a refusal, an empty reply — counts as
 PASS and is flagged unresolved (the paper's ``default``), with the reason recorded.
+
+Protocols: R0 plays the same under ``"paper"`` and ``"econbench"`` — the parser above is the
+paper's and, like the paper's urn, an unparseable reply is never re-asked. Its texts are
+econbench's own wording of the same game (the paper's ``urn_common.render_system`` differs in
+phrasing: it lists no colours, names colours in order of first appearance, words the charge
+sentence and the automatic-turn notices differently); the protocol is recorded, the texts do not
+change with it.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from econbench.allo.framings.base import (
     FramingEpisode,
     ObservationReader,
     TurnOutcome,
+    check_protocol,
     format_cost,
     plural,
     render,
@@ -230,12 +238,16 @@ class UrnFraming(Framing):
     max_calls_per_turn = 1
     reply_style = "text"
 
-    def __init__(self, skin: str = "default", state_cost: bool = True) -> None:
+    def __init__(
+        self, skin: str = "default", state_cost: bool = True, protocol: str = "paper"
+    ) -> None:
         """``state_cost``: state the keep charge even at K = 0 (the paper's economic-surface
         prompt); False states it only when K > 0 (the paper's K = 0 framing-ladder prompt,
-        ``render_system`` with ``charge=None``, has no cost sentence)."""
+        ``render_system`` with ``charge=None``, has no cost sentence). ``protocol`` is recorded
+        only: R0's texts and rules are the same under both (see the module docstring)."""
         self.skin = get_skin(skin)
         self.state_cost = bool(state_cost)
+        self.protocol = check_protocol(protocol)
 
     def episode(self, stream: Stream, cost: float, budget: int) -> UrnEpisode:
         n = stream.config.n_classes

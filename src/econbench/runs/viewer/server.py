@@ -15,9 +15,12 @@ API (all ``GET``, all JSON):
   ``/api/run/<id>/transcript?firm=F&day=N`` (one firm's entries on one day),
   ``/api/run/<id>/ledger`` (deals and invoices), ``/api/run/<id>/daily?from=ROW``
   (daily snapshot rows), ``/api/run/<id>/events?from=BYTE[&max_bytes=N]`` (raw events from a
-  line boundary, complete lines only).
+  line boundary, complete lines only; a page holds at most ``MAX_EVENTS_BYTES``).
 - AlloBench: ``/api/run/<id>/episodes?from=N`` (episode figures),
   ``/api/run/<id>/episode/<n>`` (one episode with its turns).
+
+Numbers in queries are plain ASCII digits up to ``MAX_QUERY_INT``; anything else is a 400 (a
+404 in a path) with a message, never a 500.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from econbench.jsonio import json_line
 from econbench.runs.viewer.allo_data import AlloData
-from econbench.runs.viewer.coffee_data import CoffeeData
+from econbench.runs.viewer.coffee_data import MAX_EVENTS_BYTES, CoffeeData
 from econbench.runs.viewer.data import Catalog, RunEntry
 
 STATIC = {
@@ -52,6 +55,10 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 LOOPBACK_NAMES = {"localhost"}
+MAX_QUERY_INT = 2**53 - 1
+"""The largest number a query or path takes (the page's JavaScript holds integers exactly up
+to here); a larger one is a 400 naming the limit, not a crash deep in a file read."""
+_MAX_DIGITS = len(str(MAX_QUERY_INT))
 
 
 class NotLoopbackError(ValueError):
@@ -108,18 +115,20 @@ def _int(query: dict[str, list[str]], key: str, default: int | None = None) -> i
         if default is None:
             raise ApiError(HTTPStatus.BAD_REQUEST, f"missing query parameter {key!r}")
         return default
-    try:
-        value = int(values[0])
-    except ValueError:
-        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be an integer") from None
-    if value < 0:
+    text = values[0].strip()
+    digits = text.removeprefix("-").removeprefix("+")
+    if not (digits.isascii() and digits.isdigit()):  # int() also takes "٣", "1_0", "²"
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be an integer")
+    if text.startswith("-") and digits.strip("0"):
         raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must not be negative")
-    return value
+    if len(digits.lstrip("0")) > _MAX_DIGITS or int(digits) > MAX_QUERY_INT:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be at most {MAX_QUERY_INT}")
+    return int(digits)
 
 
 def _path_int(text: str, what: str) -> int:
-    if not text.isdigit():
-        raise ApiError(HTTPStatus.NOT_FOUND, f"no such {what}: {text!r}")
+    if not (text.isascii() and text.isdigit()) or len(text.lstrip("0")) > _MAX_DIGITS:
+        raise ApiError(HTTPStatus.NOT_FOUND, f"no such {what}: {text[:40]!r}")
     return int(text)
 
 
@@ -200,7 +209,8 @@ class Api:
     def _events(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
         data = _coffee(entry)
         offset = _int(query, "from", 0)
-        max_bytes = _int(query, "max_bytes", 1 << 20)
+        # A page is at most MAX_EVENTS_BYTES whatever is asked: ask again from "next".
+        max_bytes = min(_int(query, "max_bytes", MAX_EVENTS_BYTES), MAX_EVENTS_BYTES)
         out = data.events_from(offset, max_bytes)
         if out is None:
             raise ApiError(HTTPStatus.BAD_REQUEST, f"byte {offset} is not where a line starts")

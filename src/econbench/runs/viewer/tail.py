@@ -106,7 +106,7 @@ def read_from(path: Path, start: int, max_bytes: int) -> tuple[list[Line], int, 
         if start >= size:
             return [], start, size
         fh.seek(start)
-        data = fh.read(max_bytes)
+        data = fh.read(max(1, min(max_bytes, size - start)))  # never a buffer past the end
         if b"\n" not in data and start + len(data) < size:
             data += fh.readline()
     lines, next_offset = parse_lines(data, start)
@@ -120,5 +120,7 @@ def is_line_start(path: Path, offset: int) -> bool:
     if offset < 0:
         return False
     with path.open("rb") as fh:
+        if offset > fh.seek(0, 2):
+            return False
         fh.seek(offset - 1)
         return fh.read(1) == b"\n"
