@@ -1,5 +1,6 @@
 """The paper's published tables recomputed from its stored runs: how many numbers agree, and
-every one that does not.
+every one that does not; then the reference policies on the paper's economic surface (Table 9's
+cells, the default streams), with the paper's hindsight optimum beside econbench's.
 
     python benchmarks/allo_paper_tables.py                 # the distilled runs in tests/allo/data
     python benchmarks/allo_paper_tables.py PATH/runs       # a fresh fetch of the paper's runs/
@@ -14,8 +15,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from econbench.allo import paper_published as P
+from econbench.allo.metrics import summarize
 from econbench.allo.paper_check import paper_checks
 from econbench.allo.paper_import import import_runs
+from econbench.allo.policies import make_policy, play_many
+from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_streams
+
+REFERENCE_POLICIES = ("eager", "wait:2", "bayes", "never")
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "allo" / "data"
 
@@ -57,5 +64,29 @@ def main(argv: list[str]) -> None:
             )
 
 
+def reference_surface() -> None:
+    """Reference policies at Table 9's (B, K) cells on seeds 2000-2023 (the game is the same in
+    every framing; the framing tests check the policies score the bare game's results)."""
+    streams = generate_streams(EVAL_SEEDS, StreamConfig())
+    print("reference policies on the paper's surface (seeds 2000-2023, fixed B = 3 streams):")
+    print(
+        f"  {'(B, K)':9s} {'paper opt':>9s} {'opt':>6s}  "
+        + "  ".join(f"{p:>20s}" for p in REFERENCE_POLICIES)
+    )
+    cells = sorted({(b, k) for _, b, k in P.ECON_FULL})
+    for b, k in cells:
+        paper_opt = P.ECON_FULL[("r0", b, k)][2]
+        row = []
+        opt = None
+        for name in REFERENCE_POLICIES:
+            stats = summarize(play_many(make_policy(name), streams, float(k), b))
+            opt = stats["net_optimum_mean"]
+            row.append(f"net {stats['net_mean']:6.1f} reg {stats['regret_mean']:5.1f}")
+        print(
+            f"  ({b}, {k:2d})   {paper_opt:9.1f} {opt:6.1f}  " + "  ".join(f"{c:>20s}" for c in row)
+        )
+
+
 if __name__ == "__main__":
     main(sys.argv[1:])
+    reference_surface()

@@ -119,6 +119,10 @@ def test_sweep_writes_cells_and_surface(tmp_path: Path) -> None:
         assert float(row["utility_mean"]) == pytest.approx(summary["utility_mean"])
     eager = next(r for r in rows if r["policy"] == "eager" and r["cost"] == "0.0")
     assert float(eager["first_sight_rate"]) == 1.0
+    # which streams every cell played: the paper's generator, fixed B = 3 streams
+    assert {(r["protocol"], r["generator"], r["stream_budget"]) for r in rows} == {
+        ("paper", "paper", "fixed")
+    }
     assert (out / "r0-wait-2-k20-b1" / "episodes.jsonl").exists()
 
 

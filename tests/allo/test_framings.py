@@ -11,7 +11,13 @@ import pytest
 from econbench.agents.tools import ToolCall
 from econbench.allo.actors import FunctionActor, Input, PolicyActorFactory, Reply, ToolResult
 from econbench.allo.families import FAMILIES, family_for_class, instance_for
-from econbench.allo.framings import FRAMINGS, SKIN_NAMES, check_solver_code, get_framing
+from econbench.allo.framings import (
+    FRAMINGS,
+    PROTOCOLS,
+    SKIN_NAMES,
+    check_solver_code,
+    get_framing,
+)
 from econbench.allo.framings.base import Framing
 from econbench.allo.framings.build import BuildFraming, is_exact
 from econbench.allo.framings.urn import get_skin, skins
@@ -56,10 +62,12 @@ def test_get_framing_rejects_bad_names(name: str, kw: dict[str, str], message: s
 
 
 # -- R0 prompt and skins ----------------------------------------------------------------------
+# The R0 text tests pin protocol "econbench" (its texts are kept byte for byte); the paper's R0
+# texts are checked in tests/allo/test_r0_paper.py.
 
 
 def test_r0_system_prompt_states_the_rules() -> None:
-    _, ep = _episode("r0")
+    _, ep = _episode("r0", protocol="econbench")
     text = ep.system_prompt()
     assert "exactly 8 colours" in text
     assert "red, blue, green, yellow, purple, orange, white, black" in text
@@ -76,36 +84,36 @@ def test_r0_system_prompt_states_the_rules() -> None:
 
 def test_r0_cost_sentence_can_be_left_out_at_k0() -> None:
     """``state_cost=False``: the paper's K = 0 framing-ladder prompt (charge=None) has none."""
-    framing, ep = _episode("r0", state_cost=False)
+    framing, ep = _episode("r0", protocol="econbench", state_cost=False)
     assert "costs" not in ep.system_prompt()
     assert framing.describe()["state_cost"] is False
-    _, ep = _episode("r0", cost=10, state_cost=False)
+    _, ep = _episode("r0", protocol="econbench", cost=10, state_cost=False)
     assert "costs 10 points" in ep.system_prompt()  # a charge is always stated
 
 
 def test_r0_quiver_articles() -> None:
     """The paper's 2026-07-09 fix (urn_common._art): "an arrow", never "a arrow"."""
-    _, ep = _episode("r0", skin="quiver")
+    _, ep = _episode("r0", protocol="econbench", skin="quiver")
     text = ep.system_prompt()
     assert "When an arrow is drawn" in text and "a arrow" not in text
     assert "a quiver of arrows" in text
 
 
 def test_r0_cost_sentence_when_charged() -> None:
-    _, ep = _episode("r0", cost=10, budget=1)
+    _, ep = _episode("r0", protocol="econbench", cost=10, budget=1)
     text = ep.system_prompt()
     assert (
         "Keeping also costs 10 points, deducted once when you keep; passing costs nothing." in text
     )
     assert "You have 1 keep." in text
-    _, ep = _episode("r0", cost=2.5)
+    _, ep = _episode("r0", protocol="econbench", cost=2.5)
     assert "costs 2.5 points" in ep.system_prompt()
-    _, ep = _episode("r0", cost=1)
+    _, ep = _episode("r0", protocol="econbench", cost=1)
     assert "costs 1 point," in ep.system_prompt()
 
 
 def test_r0_turn_texts() -> None:
-    _framing, ep = _episode("r0")
+    _framing, ep = _episode("r0", protocol="econbench")
     game = Game(generate_stream(2000, CFG))
     turn = game.turn()
     label = ep.label(turn.cls)
@@ -135,7 +143,7 @@ def test_skin_table() -> None:
 @pytest.mark.parametrize("skin", SKIN_NAMES)
 def test_reader_recovers_every_label_of_every_skin(skin: str) -> None:
     """A draw line names exactly its own label, so a reader can tell the class from it."""
-    framing, ep = _episode("r0", skin=skin)
+    framing, ep = _episode("r0", skin=skin, protocol="econbench")
     reader = framing.reader()
     stream = generate_stream(2000, CFG)
     game = Game(stream)
@@ -155,11 +163,15 @@ def _decisions(ep: Episode) -> list[tuple[int, str]]:
     return [(t["t"], t["decision"]) for t in ep.record["turns"] if t["kind"] == "decision"]
 
 
-def test_skins_change_words_not_decisions() -> None:
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_skins_change_words_not_decisions(protocol: str) -> None:
     factory = PolicyActorFactory("bayes", SMALL)
     for seed in (2000, 2001):
         stream = generate_stream(seed, SMALL)
-        runs = {s: play_episode(get_framing("r0", skin=s), factory, stream) for s in SKIN_NAMES}
+        runs = {
+            s: play_episode(get_framing("r0", skin=s, protocol=protocol), factory, stream)
+            for s in SKIN_NAMES
+        }
         reference = _decisions(runs["default"])
         assert any(d == "commit" for _, d in reference)
         for skin, ep in runs.items():

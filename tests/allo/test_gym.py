@@ -66,7 +66,9 @@ def test_counting_r0_text_describes_the_turn() -> None:
     assert "2 keeps left" in obs and f"Kept colours: {colour}." in obs
 
 
-def _evaluation_user_turns(seed: int, cost: float, keep_first: int) -> tuple[str, list[str]]:
+def _evaluation_user_turns(
+    seed: int, cost: float, keep_first: int, protocol: str = "paper"
+) -> tuple[str, list[str]]:
     """The system prompt and user turns the runner sends for a scripted KEEP/PASS play."""
     from econbench.allo.actors import Reply
     from econbench.allo.framings import get_framing
@@ -87,16 +89,23 @@ def _evaluation_user_turns(seed: int, cost: float, keep_first: int) -> tuple[str
             return Reply(text=f"DECISION: {word}")
 
     play_cell_episode(
-        get_framing("r0"), lambda info: Recorder(), generate_stream(seed), cost=cost, budget=3
+        get_framing("r0", protocol=protocol),
+        lambda info: Recorder(),
+        generate_stream(seed),
+        cost=cost,
+        budget=3,
     )
     return system[0], seen
 
 
-def test_r0_env_shows_exactly_what_the_evaluation_shows() -> None:
+@pytest.mark.parametrize("protocol", [None, "paper", "econbench"])
+def test_r0_env_shows_exactly_what_the_evaluation_shows(protocol: str | None) -> None:
     """The default R0 env is the benchmark's observation: same system prompt, same user
-    turns (notices of automatic turns included), no sighting counts."""
-    system, turns = _evaluation_user_turns(2000, 5.0, keep_first=2)
-    env = gym.make("AlloBench-R0-v0", cost=5.0)
+    turns (notices of automatic turns included), no sighting counts; the paper's texts unless
+    ``protocol`` says otherwise."""
+    system, turns = _evaluation_user_turns(2000, 5.0, keep_first=2, protocol=protocol or "paper")
+    kw = {} if protocol is None else {"protocol": protocol}
+    env = gym.make("AlloBench-R0-v0", cost=5.0, **kw)
     obs, info = env.reset(seed=2000)
     assert info["system_prompt"] == system
     got = [obs]
@@ -107,6 +116,8 @@ def test_r0_env_shows_exactly_what_the_evaluation_shows() -> None:
             got.append(obs)
     assert got == turns
     assert not any("so far" in t or "times" in t for t in got)
+    notice = "(Since your last choice: " if protocol != "econbench" else "you already keep"
+    assert any(notice in t for t in got)  # automatic turns were shown
 
 
 def test_features_and_seeding() -> None:

@@ -1,6 +1,6 @@
-"""The paper's outcome measures (spec §8) on hand-computed episodes: first-sight hazard, net
-utility, optimum and regret, budget utilisation, zero-commit incidence, 0-based lateness, the
-paired seed bootstrap and the ladder's trigger and validity rules."""
+"""The paper's outcome measures (docs/allobench.md §8) on hand-computed episodes: first-sight
+hazard, net utility, optimum and regret, budget utilisation, zero-commit incidence, 0-based
+lateness, the paired seed bootstrap and the ladder's trigger and validity rules."""
 
 from __future__ import annotations
 

@@ -109,16 +109,21 @@ def test_protocol_is_checked_and_paper_is_the_default() -> None:
 
 
 @pytest.mark.parametrize("skin", SKIN_NAMES)
-def test_r0_texts_do_not_change_with_the_protocol(skin: str) -> None:
-    """R0 already follows the paper's parser and states the charge at K = 0; its texts are
-    the same under both protocols (the urn module's docstring says where they differ from
-    the paper's)."""
+def test_r0_texts_follow_the_protocol(skin: str) -> None:
+    """R0 renders the paper's urn texts under "paper" and econbench's under "econbench" (both
+    are checked word for word in tests/allo/test_r0_paper.py); the reply rules are the same."""
     stream = generate_stream(2001, CFG)
     for cost in (0.0, 10.0):
-        eps = [get_framing("r0", skin=skin, protocol=p).episode(stream, cost, 3) for p in PROTOCOLS]
-        assert eps[0].system_prompt() == eps[1].system_prompt()
+        paper, ours = (
+            get_framing("r0", skin=skin, protocol=p).episode(stream, cost, 3) for p in PROTOCOLS
+        )
+        assert paper.system_prompt().startswith("You are playing a game with ")
+        assert ours.system_prompt() != paper.system_prompt()
         turn = Game(stream).turn()
-        assert eps[0].begin_turn(turn, 3) == eps[1].begin_turn(turn, 3)
+        assert paper.begin_turn(turn, 3).endswith("You have 3 keep(s) left. KEEP or PASS?")
+        assert ours.begin_turn(turn, 3).endswith("You have 3 keeps left. KEEP or PASS?")
+        reply = "Common enough.\nDECISION: KEEP"
+        assert paper.outcome_from_text(reply) == ours.outcome_from_text(reply)
 
 
 # -- the paper's texts ------------------------------------------------------------------------

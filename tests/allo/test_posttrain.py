@@ -532,7 +532,7 @@ def test_a_missing_model_folder_is_an_error(tmp_path: Path) -> None:
 def test_eval_transfer_writes_the_before_after_table(trained: Path, tiny: Path) -> None:
     out = trained.parent / "transfer"
     args = ["allo", "eval-transfer", "--model", str(tiny), "--adapter", str(trained / "adapter")]
-    args += ["--episodes", "1", "--max-tokens", "2", "--tasks", "6", "--threads", "1"]
+    args += ["--episodes", "1", "--max-tokens", "2", "--tasks", "3", "--threads", "1"]
     result = runner.invoke(app, [*args, "--out", str(out), "--forced-choice"])
     assert result.exit_code == 0, result.output
     data = json.loads((out / "transfer.json").read_text())

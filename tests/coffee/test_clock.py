@@ -1,4 +1,4 @@
-"""The per-agent clock, wakes and the 20-actions-a-day budget (spec §3)."""
+"""The per-agent clock, wakes and the 20-actions-a-day budget (docs/coffeebench.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Consumer demand (spec §7) against hand-computed cases."""
+"""Consumer demand (docs/coffeebench.md §7) against hand-computed cases."""
 
 from __future__ import annotations
 

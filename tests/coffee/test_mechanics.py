@@ -1,4 +1,4 @@
-"""Mechanics of spec §2, §5, §6, §8 and §9 through the tools and the phases."""
+"""Mechanics of docs/coffeebench.md §2, §5, §6, §8 and §9 through the tools and the phases."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The rules that keep the score from being gamed (spec §6, §8): returns undo purchases only,
-per-receipt ceilings, the closing valuation and unpaid-opex line, no last-day deals, spoilage
-in transit and roast output rounded on the running total.
+"""The rules that keep the score from being gamed (docs/coffeebench.md §6, §8): returns undo
+purchases only, per-receipt ceilings, the closing valuation and unpaid-opex line, no last-day deals,
+spoilage in transit and roast output rounded on the running total.
 
 Each test replays an attack found on the earlier rules and checks that it now earns nothing.
 """

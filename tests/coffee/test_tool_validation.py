@@ -1,4 +1,4 @@
-"""Every tool rejects bad input with an error result that names the problem (spec §4).
+"""Every tool rejects bad input with an error result naming the problem (docs/coffeebench.md §4).
 
 For each case the test asserts that the result is ``{"status": "error", "error": ...}``,
 that the message contains the expected fragment (the field or the reason), and that the world

@@ -60,6 +60,8 @@ SURFACE_COLUMNS = [
     "policy",
     "skin",
     "protocol",
+    "generator",
+    "stream_budget",
     "budget",
     "cost",
     "episodes",

@@ -1,4 +1,4 @@
-"""The eight AlloBench problem families (spec §4): one per task class.
+"""The eight AlloBench problem families (docs/allobench.md §4): one per task class.
 
 Each family bundles a parameter generator, an exact ground-truth solver, a precise problem
 statement (the same text is shown in R1, R2 and R3), a short cover story that frames the

@@ -1,4 +1,4 @@
-"""The AlloBench game (spec §2): a pure state machine over one stream, ignorant of framings.
+"""The AlloBench game (docs/allobench.md §2): a pure state machine over one stream, framing-blind.
 
 At each turn the current task's class either already has a tool (collected automatically, no
 decision) or, while budget remains, the actor decides COMMIT (budget −1, this and every later

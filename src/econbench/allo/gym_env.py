@@ -1,7 +1,8 @@
-"""Gymnasium environments for post-training (spec §6): R0 text and numeric features.
+"""Gymnasium environments for post-training (docs/allobench.md §6): R0 text and numeric features.
 
 ``AlloBench-R0-v0`` shows the evaluation's own R0 text (system prompt in ``info`` at reset;
-each observation the user turn the runner sends); ``AlloBench-R0-Counting-v0`` is an easier
+each observation the user turn the runner sends; ``protocol=`` as the evaluation's, the paper's
+texts by default); ``AlloBench-R0-Counting-v0`` is an easier
 text that states sighting counts, which the evaluation never does.
 
 Both envs step only at decisions: turns whose class already has a tool are resolved
@@ -61,8 +62,9 @@ COLOURS: tuple[str, ...] = (
 
 TEXT_CHARSET = string.ascii_letters + string.digits + " .,:;()'-!?/\n"
 TEXT_MAX_LENGTH = 1024
-EVAL_CHARSET = TEXT_CHARSET + "—"
-"""The evaluation texts' characters (the notices use an em dash)."""
+EVAL_CHARSET = TEXT_CHARSET + "—+>"
+"""The evaluation texts' characters (econbench's notices use an em dash, the paper's read
+"already kept -> auto-collected, +1")."""
 EVAL_LINE_MAX = 160
 """A generous bound on one line of the evaluation's R0 text."""
 N_FEATURES = 6
@@ -230,14 +232,14 @@ class AlloR0Env(_AlloEnvBase):
     """``AlloBench-R0-v0``: the evaluation's R0 text, so that what an agent trains on is what
     the benchmark shows a model. Each observation is the user turn the runner would send at
     that decision: the notices of the automatic turns since the last decision, then the
-    decision text (``framings/urn.py``, skin ``skin``); it never states sighting counts.
-    ``info["system_prompt"]`` (at ``reset``) is the evaluation's system prompt."""
+    decision text (``framings/urn.py``, skin ``skin``, protocol ``protocol``); it never states
+    sighting counts. ``info["system_prompt"]`` (at ``reset``) is the evaluation's system prompt."""
 
-    def __init__(self, skin: str = "default", **kwargs: Any) -> None:
+    def __init__(self, skin: str = "default", protocol: str = "paper", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         from econbench.allo.framings.urn import UrnFraming
 
-        self.framing = UrnFraming(skin)
+        self.framing = UrnFraming(skin, protocol=protocol)
         self.episode: Any = None
         self._pending_auto: list[Any] = []
         # A turn carries the notices of every automatic turn since the last decision.
@@ -271,7 +273,7 @@ class AlloR0Env(_AlloEnvBase):
         notices = [a.notice for a in self.episode.auto_turns(self._pending_auto, True)]
         self._pending_auto = []
         text = self.episode.begin_turn(self.game.turn(), self.game.budget_left)
-        return "\n".join([*notices, text])
+        return self.episode.observation(notices, text)
 
     def render(self) -> str | None:
         if self.render_mode == "ansi" and self.game is not None and not self.game.done:

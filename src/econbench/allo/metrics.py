@@ -1,4 +1,4 @@
-"""Scores of a set of episodes of one configuration (spec §2).
+"""Scores of a set of episodes of one configuration (docs/allobench.md §2).
 
 Definitions (where the spec is silent, the choice is written here):
 
@@ -14,7 +14,7 @@ Definitions (where the spec is silent, the choice is written here):
 - ``lateness_mean`` is the pooled mean sighting index at commit (1 = first sight).
 - Rebuilds (R3 overwrites) are not commits; they only cost budget and K.
 
-The paper's outcome measures (its Appendix "Statistical Estimands"; spec §8):
+The paper's outcome measures (its Appendix "Statistical Estimands"; docs/allobench.md §8):
 
 - ``first_sight_hazard``: the committed share of *eligible* first-occurrence turns, pooled over
   the eligible turns of all episodes (zero-commit episodes included). A turn is eligible when its

@@ -1,4 +1,4 @@
-"""Reference policies (spec §3): scripted actors with exactly the information an agent has.
+"""Reference policies (docs/allobench.md §3): scripted actors with exactly an agent's information.
 
 Every policy reads the build charge K, the budget and the turn from the :class:`GameView`, and
 the generator's parameters (public knowledge: N, T, n_hot, hot mass, trap-early) from the

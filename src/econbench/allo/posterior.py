@@ -1,4 +1,4 @@
-"""Exact Bayesian inference over the hidden hot set (spec §3), vectorised over many states.
+"""Exact Bayesian inference over the hidden hot set (docs/allobench.md §3), vectorised over states.
 
 There are C(N, n_hot) hypotheses H for the hot set, uniform a priori (the labels are shuffled).
 After ``t`` draws with per-class counts ``n_c`` the weight of H is

@@ -524,6 +524,8 @@ def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) ->
         "policy": spec.policy,
         "skin": spec.skin,
         "protocol": spec.protocol,
+        "generator": spec.config.generator,
+        "stream_budget": spec.stream_budget,
         "cost": float(spec.cost),
         "budget": spec.budget,
         **stats,

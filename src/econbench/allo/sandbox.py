@@ -176,7 +176,7 @@ class SandboxUnavailable(RuntimeError):
 
 
 class SandboxLimits(BaseModel):
-    """Resource limits for one sandboxed run (defaults follow spec §4 R3)."""
+    """Resource limits for one sandboxed run (defaults follow docs/allobench.md §4, R3)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,4 +1,4 @@
-"""The AlloBench task stream (spec §1): which hidden class each of the T tasks belongs to.
+"""The AlloBench task stream (docs/allobench.md §1): the hidden class of each of the T tasks.
 
 Per episode the class labels are shuffled; ``n_hot`` of them are *hot* (probability
 ``hot_mass / n_hot`` each), the rest are *trap* classes (probability

@@ -224,7 +224,7 @@ def train_command(
     threads: Annotated[int | None, typer.Option(help="torch CPU threads.")] = None,
     force: Annotated[bool, typer.Option(help="Continue even if the settings changed.")] = False,
 ) -> None:
-    """Post-train a local model on the R0 urn (per-decision PPO with LoRA, spec §6)."""
+    """Post-train a local model on the R0 urn (per-decision PPO with LoRA, docs/allobench.md §6)."""
     try:
         _need_extra()
         from econbench.hf.posttrain.checkpoint import TrainResumeError, check_resume

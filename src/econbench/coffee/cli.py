@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelConfigError
 from econbench.coffee.agents import validate_agents
 from econbench.coffee.config import FIRMS, ConfigError, EconomyConfig, RunConfig, load_config
@@ -90,20 +88,15 @@ def run_command(
     """Run the coffee economy with scripted firms (no API key needed)."""
     try:
         config = resolve_config(config_file, seed, days, agent)
-        cache_path = cache_path_from_option(cache)
+        cache_path = None
+        if cache is not None:  # the cache module (sqlite3, records) only when asked for
+            from econbench.agents.models.cache import cache_path_from_option
+
+            cache_path = cache_path_from_option(cache)
     except (ConfigError, UnknownPolicyError, ModelConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     out = out or default_run_dir("coffee", f"seed{config.seed}")
-    progress = Progress(
-        TextColumn("[bold]CoffeeBench[/] seed {task.fields[seed]}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("days"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=quiet,
-        transient=False,
-    )
+    progress = NoProgress() if quiet else day_progress()
     with progress:
         task = progress.add_task("run", total=config.days, seed=config.seed)
         try:
@@ -137,6 +130,41 @@ def run_command(
             f"{summary['firms']['roaster_A']['bankrupt_day']}.[/]"
         )
     console.print(f"Run written to [bold]{out}[/] (summary.json, events.jsonl, daily.jsonl)")
+
+
+class NoProgress:
+    """What ``--quiet`` uses instead of a rich ``Progress``: shows nothing, and so does not
+    import ``rich.progress`` (a tenth of a scripted run's start-up)."""
+
+    def __enter__(self) -> NoProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, *args: object, **fields: object) -> int:
+        return 0
+
+    def update(self, *args: object, **fields: object) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+
+def day_progress() -> Any:
+    """The run's progress bar: one line, days done out of the horizon."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]CoffeeBench[/] seed {task.fields[seed]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("days"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 def summary_table(summary: dict) -> Table:
@@ -174,7 +202,7 @@ def headroom_command(
     except ConfigError as exc:
         raise fail(str(exc)) from None
     rows = both_regimes(config.economy, config.days)
-    table = Table(title=f"Headroom of roaster_A over {config.days} days (spec §16)")
+    table = Table(title=f"Headroom of roaster_A over {config.days} days (docs/coffeebench.md §16)")
     table.add_column("")
     for row in rows:
         table.add_column(row.regime, justify="right")

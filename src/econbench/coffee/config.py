@@ -1,6 +1,6 @@
 """Every constant of the economy, and the run configuration, as validated pydantic models.
 
-Defaults are the spec's (``spec/coffeebench.md`` §1–§9). A TOML file can override any of
+Defaults are the paper's economy (docs/coffeebench.md §1–§9). A TOML file can override any of
 them under ``[economy]``; unknown keys and wrong types are rejected with the key's full
 path, so a typo never silently runs the default economy. Every number has a finite range
 (TOML can spell ``inf`` and ``nan``), and paired values their order, so a config that
@@ -106,7 +106,7 @@ class RoastConfig(Strict):
 
 
 class DemandConfig(Strict):
-    """Consumer demand for one retail item (spec §7)."""
+    """Consumer demand for one retail item (docs/coffeebench.md §7)."""
 
     reservation_price: Price
     base_demand: KgRate
@@ -145,7 +145,7 @@ class EconomyConfig(Strict):
     }
     demand_noise_sd: KgRate = 0.5
     demand_cap_per_80: float = Field(130.0, gt=0, le=MAX_KG, allow_inf_nan=False)
-    """The pool is capped at f · demand_cap_per_80 · d0 / 80 (spec §7.3)."""
+    """The pool is capped at f · demand_cap_per_80 · d0 / 80 (docs/coffeebench.md §7, step 3)."""
     festival_days: tuple[Day, Day] = (40, 53)
     festival_factor: Factor = 3.0
     loyalty_range: tuple[Factor, Factor] = (0.85, 1.15)

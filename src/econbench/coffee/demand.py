@@ -1,4 +1,4 @@
-"""Consumer demand (spec §7): a pure function from shop prices and stock to kg sold.
+"""Consumer demand (docs/coffeebench.md §7): a pure function from shop prices and stock to kg sold.
 
 Kept free of world state so it can be tested against hand-computed cases.
 """

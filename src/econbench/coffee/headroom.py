@@ -1,5 +1,5 @@
-"""Headroom analysis (spec §16, the paper's Appendix G): a rough upper bound on what the
-evaluated roaster could earn.
+"""Headroom analysis (docs/coffeebench.md §16, the paper's Appendix G): a rough upper bound on what
+the evaluated roaster could earn.
 
 Assumptions, as in the paper: no spoilage and no late fees; farms sell at zero margin (green
 at its production cost); wholesale at half the consumer reservation price; the roaster

@@ -1,5 +1,5 @@
-"""Per-firm metrics of a finished run (spec §13), computed from the final state and the
-daily snapshots — never from anything an agent reported about itself.
+"""Per-firm metrics of a finished run (docs/coffeebench.md §13), computed from the final state and
+the daily snapshots — never from anything an agent reported about itself.
 
 Definitions where the spec leaves room:
 - ``net_income`` is the score: the ledger's net income including the closing lines

@@ -1,4 +1,4 @@
-"""The wake-up observation (``World.observe``) as the text a model reads (spec §10).
+"""The wake-up observation (``World.observe``) as the text a model reads (docs/coffeebench.md §10).
 
 Text another firm wrote (message titles in the wake reasons, offer notes) appears only as
 quoted one-line literals (``econbench.coffee.quoting``), never as lines of its own.

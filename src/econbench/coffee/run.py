@@ -5,13 +5,13 @@ A run writes ``config.json``, ``meta.json``, the append-only ``events.jsonl`` an
 the end ``summary.json``. While it runs it keeps ``checkpoint.json`` — the whole state at
 the last tick boundary — and ``progress.json``.
 
-A tick is one group's decisions (spec §3). The checkpoint is rewritten after every tick in
-which a model was asked and at every day's end; ticks of scripted firms alone cost
-microseconds to redo, so they ride on the next checkpoint. A process killed at any moment
-therefore loses at most the model tick in flight (or the scripted part of a day), and
-:func:`resume_to_dir` continues from the checkpoint: it cuts the logs back to their length
-at the checkpoint, restores the world and every agent, and plays on. With the same scripted
-or recorded replies the resumed run's files are byte-identical to an uninterrupted run's.
+A tick is one group's decisions (docs/coffeebench.md §3). The checkpoint is rewritten after every
+tick in which a model was asked and at every day's end; ticks of scripted firms alone cost
+microseconds to redo, so they ride on the next checkpoint. A process killed at any moment therefore
+loses at most the model tick in flight (or the scripted part of a day), and :func:`resume_to_dir`
+continues from the checkpoint: it cuts the logs back to their length at the checkpoint, restores the
+world and every agent, and plays on. With the same scripted or recorded replies the resumed run's
+files are byte-identical to an uninterrupted run's.
 
 A model failure that retries cannot fix (a bad key, an unknown model, retries exhausted)
 stops the run cleanly: everything written so far stays, the summary records where and why

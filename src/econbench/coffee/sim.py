@@ -1,4 +1,4 @@
-"""The run loop: days, phases, agent clocks and the canonical apply order (spec §3).
+"""The run loop: days, phases, agent clocks and the canonical apply order (docs/coffeebench.md §3).
 
 Within a business day, the agents whose clocks stand at the earliest minute form a group:
 they all decide on the same world state (a model provider may run them concurrently), then

@@ -1,4 +1,4 @@
-"""The CoffeeBench tool catalogue (spec §4): 17 common tools and 4 role tools.
+"""The CoffeeBench tool catalogue (docs/coffeebench.md §4): 17 common tools and 4 role tools.
 
 One toolkit object per firm, bound to the world. Every tool checks all of its inputs before
 it changes anything, so an error result always leaves the state exactly as it was. Tool

@@ -1,8 +1,8 @@
 """The CoffeeBench world: a deterministic state machine over ``WorldState``.
 
-The world owns the mechanics of spec §1–§9 — morning and evening phases, shipping risk,
-invoices, late fees, returns, bad debt, consumer demand, spoilage, write-downs, bankruptcy —
-and the per-agent clocks and wakes of §3. Agents change it only through the tools in
+The world owns the mechanics of docs/coffeebench.md §1–§9 — morning and evening phases, shipping
+risk, invoices, late fees, returns, bad debt, consumer demand, spoilage, write-downs, bankruptcy —
+and the per-agent clocks and wakes of its §3. Agents change it only through the tools in
 ``toolkit.py``, via ``World.act``. It knows nothing about models.
 
 Randomness: demand noise and loyalty are drawn once at creation from their own named
@@ -74,7 +74,8 @@ def loggable(value: Any) -> Any:
 
 
 def shipping_outcome(seed: int, deal_seq: int, day: int, econ: EconomyConfig) -> str:
-    """The one roll a due shipment draws: "lost", "delayed" or "delivered" (spec §5)."""
+    """The one roll a due shipment draws: "lost", "delayed" or "delivered"
+    (docs/coffeebench.md §5)."""
     roll = np.random.default_rng([seed, STREAM_SHIPPING, deal_seq, day]).random()
     if roll < econ.ship_loss_prob:
         return "lost"
@@ -84,7 +85,7 @@ def shipping_outcome(seed: int, deal_seq: int, day: int, econ: EconomyConfig) ->
 
 
 def initial_state(config: RunConfig) -> WorldState:
-    """Endowments of spec §1 and the once-per-run hidden draws of §7 and §12."""
+    """Endowments and the once-per-run hidden draws (docs/coffeebench.md §1, §7, §12)."""
     econ = config.economy
     firms: dict[str, Firm] = {}
     for firm_id in FIRMS:
@@ -233,8 +234,8 @@ class World:
         self, firm: Firm, item: str, qty: int, value: Cents, why: str, lot: str | None = None
     ) -> Cents:
         """Stock in at a given cost, written down first to the lower of that cost and the
-        item's ceiling — per receipt, before it is averaged into the pool (§8). ``lot`` names
-        a delivered purchase that may later be returned. Returns the value booked."""
+        item's ceiling — per receipt, before it is averaged into the pool (docs/coffeebench.md §8).
+        ``lot`` names a delivered purchase that may later be returned. Returns the value booked."""
         ceiling = to_cents(self.econ.writedown_ceiling[item] * qty)
         if value > ceiling:
             excess = value - ceiling
@@ -328,7 +329,8 @@ class World:
 
     # ------------------------------------------------------------ wakes/time
     def wake(self, firm_id: str, reason: str) -> None:
-        """Wake a parked agent now (after the current action), or queue the reason (§3)."""
+        """Wake a parked agent now (after the current action), or queue the reason
+        (docs/coffeebench.md §3)."""
         firm = self.firm(firm_id)
         if firm.bankrupt:
             return
@@ -661,7 +663,7 @@ class World:
 
     # ------------------------------------------------------------ bankruptcy
     def bankrupt(self, firm: Firm) -> None:
-        """Remove a firm with negative cash from the market (§9)."""
+        """Remove a firm with negative cash from the market (docs/coffeebench.md §9)."""
         firm.bankrupt = True
         firm.bankrupt_day = self.day
         firm.clock.parked = True
@@ -749,7 +751,8 @@ class World:
 
     # ----------------------------------------------------------- observation
     def observe(self, firm_id: str) -> dict[str, Any]:
-        """The wake-up observation of spec §10, as data; consumes the queued reasons."""
+        """The wake-up observation of docs/coffeebench.md §10, as data; consumes the queued
+        reasons."""
         firm = self.firm(firm_id)
         clock = firm.clock
         reasons, clock.reasons = clock.reasons, []

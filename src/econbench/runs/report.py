@@ -13,7 +13,7 @@ Markdown, LaTeX and HTML; the same numbers in all three):
 - ``ladder``: AlloBench policies × framings (``r0``, R0 reskins as ``r0:quiver`` …, ``r1``,
   ``r2``, ``r3``) at one (B, K) setting (the paper's B = 3, K = 0 when present): pooled score
   ± SE and first-sight rate ± SE; reference policies first, then models. ``ladder_paper``: the
-  paper's first-sight rates (spec §7) for comparison.
+  paper's first-sight rates (docs/allobench.md §7) for comparison.
   Each policy row ends with the preregistered **trigger** (see :func:`ladder_trigger`); a rung
   whose unresolved decision turns exceed 10 % is invalid and marked ‡.
 - ``ladder_paired``: per policy, adjacent rungs sharing seeds: the paper's paired comparison,
@@ -81,7 +81,7 @@ PAPER_FIRST_SIGHT: dict[str, tuple[int, int, int, int]] = {
     "GPT-5.4-mini": (15, 29, 85, 88),
     "GPT-5.6 Sol": (24, 0, 39, 100),
 }
-"""The paper's first-sight commitment rates (%) by rung R0–R3 (AlloBench spec §7)."""
+"""The paper's first-sight commitment rates (%) by rung R0–R3 (docs/allobench.md §7)."""
 
 _RUNG_ORDER = {"r0": 0, "r1": 2, "r2": 3, "r3": 4}
 _SKIN_ORDER = {"default": 0, "chest": 1, "quiver": 2, "cauldron": 3}
@@ -611,7 +611,8 @@ def ladder_table(cells: pd.DataFrame, dropped: int = 0) -> Table | None:
 
 
 def paper_table() -> Table:
-    """The paper's first-sight commitment rates by rung (spec §7), to read beside ours."""
+    """The paper's first-sight commitment rates by rung (docs/allobench.md §7), to read
+    beside ours."""
     rungs = ["r0", "r1", "r2", "r3"]
     data = pd.DataFrame(
         [{"model": m, **dict(zip(rungs, v, strict=True))} for m, v in PAPER_FIRST_SIGHT.items()]
@@ -624,7 +625,7 @@ def paper_table() -> Table:
         "The paper's first-sight commitment rates by rung (for comparison)",
         data,
         display.astype(str),
-        ["From the AllocBench paper (spec §7); rates in % of commits."],
+        ["From the AllocBench paper (docs/allobench.md §7); rates in % of commits."],
     )
 
 

@@ -1,4 +1,4 @@
-"""The framing ladder (spec §4): one game, four renderings, from balls in a bag to real code.
+"""The framing ladder (docs/allobench.md §4): one game in four renderings, from balls to real code.
 
 ``get_framing("r0", skin="chest")`` builds a framing; ``FRAMINGS`` maps each rung's name to its
 class. Every framing plays the same stream with the same seeds; see ``base.py`` for the

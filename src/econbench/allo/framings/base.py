@@ -1,4 +1,4 @@
-"""What every framing (spec §4) shares: prompt templates, per-turn outcomes, the episode API.
+"""What every framing (docs/allobench.md §4) shares: prompt templates, turn outcomes, episode API.
 
 A *framing* renders the same game (``econbench.allo.game.Game``) in some language — balls in a
 bag, problem families with a decide-only tool, code, real scripts. The runner

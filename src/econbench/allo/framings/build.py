@@ -1,4 +1,4 @@
-"""R3, full build (spec §4): real scripts, run in a sandbox, credited only when exactly right.
+"""R3, full build (docs/allobench.md §4): real scripts, run sandboxed, credited only when exact.
 
 This module holds the ``"econbench"`` protocol's R3 (its rules below) and :class:`BuildFraming`,
 which plays either protocol; the paper's R3 (the default) is ``build_paper``.

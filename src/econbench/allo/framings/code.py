@@ -1,4 +1,4 @@
-"""R2, code (spec §4): claiming a solver means handing over its source code.
+"""R2, code (docs/allobench.md §4): claiming a solver means handing over its source code.
 
 Under protocol ``"paper"`` (the default) R2 is played as the paper played it: hidden problem
 types, any non-empty code accepted without a look at it, the paper's turn rules (see

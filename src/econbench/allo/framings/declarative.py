@@ -1,4 +1,4 @@
-"""R1, declarative (spec §4): problem families with cover stories; decide only, by tool.
+"""R1, declarative (docs/allobench.md §4): problem families with cover stories; decide by tool.
 
 Under protocol ``"paper"`` (the default) R1 is played as the paper played it: hidden problem
 types, a cover drawn per occurrence, one tool call per turn and the paper's re-asks (see

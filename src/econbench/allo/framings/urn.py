@@ -1,41 +1,33 @@
-"""R0, the urn (spec §4): balls of 8 colours, KEEP or PASS in free text.
+"""R0, the urn (docs/allobench.md §4): balls of 8 colours, KEEP or PASS in free text.
 
-Class ``c`` is shown as ``skin.labels[c]`` (the stream already shuffles which classes are hot,
-so a fixed class→label map hides nothing). Skins change only the vocabulary
-(``prompts/skins.toml``): bag/ball/colour, treasure chest/coin/crest, quiver/arrow/feather,
-cauldron/potion/label; the numbers, the structure and the decision words stay the same.
+Two sets of texts, one game. Protocol ``"paper"`` (the default) renders the AlloBench paper's own
+urn texts verbatim (``urn_paper.py``: its system prompt, per-draw prompt, notices of automatic
+draws and colour naming by first appearance; its docstring lists what they say). Protocol
+``"econbench"`` renders econbench's earlier wording of the same game, kept byte for byte
+(``tests/allo/test_r0_paper.py`` checks both); this module holds those texts. Both share the
+paper's reply parser (``urn_parser.py``), its no-re-ask rule and its 512-token reply limit, and
+in both the session ends at the last keep (nothing more is sent; the rest is scored unseen).
 
-Automatic turns are *batched*: the draws of already-kept colours since the last question are
-shown as one-line notices ("Draw 7 of 60: a red ball appears — you already keep red:
-collected.") at the top of the next question, so a model is asked only when it must decide;
-each such draw still gets its own per-turn record.
+What is left of a difference from the paper under ``"paper"``: none in the texts of the cells the
+paper ran (``tests/allo/test_r0_paper.py`` regenerates its stored prompts byte for byte). The
+paper's Haiku and Opus urn runs of seeds 2000-2011 (``urn_haiku``, ``urn_haiku_n-announced``,
+``urn_opus_n-announced``) were run before its article fix and read "a orange ball"; its code and
+every later run read "an orange ball", as econbench does. The reply parser also reads
+"**DECISION:** PASS" as a tag (see ``urn_parser``); records name classes the stream never draws
+(the paper names only drawn ones).
 
-The reply parser (:func:`parse_decision`) follows the paper's rule
-(``scripts/ladder/urn_session.py`` ``parse_decision``), in priority order:
-
-1. ``tag``: the **last** ``DECISION: KEEP|PASS`` anywhere in the reply (case ignored; as in the
-   paper no word boundary follows, so "DECISION: KEEPING" reads KEEP and "DECISION: KEEP or PASS"
-   reads KEEP). Before matching, markdown emphasis/code marks (``* _ ` # >``) are removed and
-   full-width colons normalised, so "**DECISION:** PASS" is a tag too — the only place this parser
-   is more lenient than the paper's (the paper would reach the same word through step 3 unless an
-   earlier bare KEEP/PASS appears).
-2. ``lead``: a KEEP/PASS token leading the reply (after any non-word characters).
-3. ``scan``: the first standalone KEEP/PASS token anywhere.
-
-A reply with none of these — no KEEP/PASS token at all, a refusal, an empty reply — counts as
-PASS and is flagged unresolved (the paper's ``default``), with the reason recorded.
-
-Protocols: R0 plays the same under ``"paper"`` and ``"econbench"`` — the parser above is the
-paper's and, like the paper's urn, an unparseable reply is never re-asked. Its texts are
-econbench's own wording of the same game (the paper's ``urn_common.render_system`` differs in
-phrasing: it lists no colours, names colours in order of first appearance, words the charge
-sentence and the automatic-turn notices differently); the protocol is recorded, the texts do not
-change with it.
+Protocol ``"econbench"``: class ``c`` is shown as ``skin.labels[c]`` (the stream already shuffles
+which classes are hot, so a fixed class→label map hides nothing), and the system prompt lists the
+labels. Skins change only the vocabulary (``prompts/skins.toml``): bag/ball/colour, treasure
+chest/coin/crest, quiver/arrow/feather, cauldron/potion/label; the numbers, the structure and the
+decision words stay the same. Automatic turns are *batched*: the draws of already-kept colours
+since the last question are shown as one-line notices ("Draw 7 of 60: a red ball appears — you
+already keep red: collected.") at the top of the next question, so a model is asked only when it
+must decide; each such draw still gets its own per-turn record.
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -53,58 +45,29 @@ from econbench.allo.framings.base import (
     plural,
     render,
 )
+from econbench.allo.framings.urn_paper import (
+    PaperUrnEpisode,
+    PaperUrnReader,
+    article,
+    paper_vocab,
+)
+from econbench.allo.framings.urn_parser import ParsedDecision, outcome_of_reply, parse_decision
 from econbench.allo.game import Turn
 from econbench.allo.stream import Stream
 
-# -- the reply parser ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ParsedDecision:
-    """A reply read as a decision: ``keep`` (False = PASS), resolved, why not, and how it was read.
-
-    ``how`` is the paper's label: ``tag``, ``lead``, ``scan`` or ``default`` (unresolved).
-    """
-
-    keep: bool
-    resolved: bool
-    reason: str | None = None
-    how: str = "default"
-
-    @property
-    def word(self) -> str:
-        return "KEEP" if self.keep else "PASS"
-
-
-_MARKUP = re.compile(r"[*_`#>~]")
-_TAG = re.compile(r"DECISION:\s*(KEEP|PASS)", re.I)
-_LEAD = re.compile(r"[\W]*(KEEP|PASS)\b", re.I)
-_SCAN = re.compile(r"\b(KEEP|PASS)\b", re.I)
-
-
-def parse_decision(text: str | None) -> ParsedDecision:
-    """Read a free-text R0 reply as the paper does; unparseable replies are an unresolved PASS."""
-    t = (text or "").strip()
-    if not t:
-        return ParsedDecision(False, False, "empty reply")
-    hits = _TAG.findall(_MARKUP.sub("", t).replace("：", ":"))
-    if hits:
-        return ParsedDecision(hits[-1].lower() == "keep", True, None, "tag")
-    lead = _LEAD.match(t)
-    if lead:
-        return ParsedDecision(lead.group(1).lower() == "keep", True, None, "lead")
-    scan = _SCAN.search(t)
-    if scan:
-        return ParsedDecision(scan.group(1).lower() == "keep", True, None, "scan")
-    return ParsedDecision(False, False, "no KEEP/PASS token")
-
+__all__ = [
+    "SKIN_NAMES",
+    "ParsedDecision",
+    "Skin",
+    "UrnEpisode",
+    "UrnFraming",
+    "article",
+    "get_skin",
+    "parse_decision",
+    "skins",
+]
 
 # -- skins -----------------------------------------------------------------------------------
-
-
-def article(word: str) -> str:
-    """ "a" or "an" before ``word`` (the paper's ``urn_common._art``: "an arrow", not "a arrow")."""
-    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 @dataclass(frozen=True)
@@ -135,7 +98,8 @@ def skins() -> dict[str, Skin]:
     data = tomllib.loads(raw)
     out: dict[str, Skin] = {}
     for name, fields in data.items():
-        out[name] = Skin(name=name, **{**fields, "labels": tuple(fields["labels"])})
+        own = {k: v for k, v in fields.items() if k != "paper"}  # [<skin>.paper]: urn_paper.py
+        out[name] = Skin(name=name, **{**own, "labels": tuple(own["labels"])})
     return out
 
 
@@ -155,7 +119,7 @@ _R0_HEAD = r"^Draw (?P<number>\d+) of (?P<n_tasks>\d+): "
 
 
 class UrnEpisode(FramingEpisode):
-    """One R0 episode: free-text KEEP/PASS, no tools."""
+    """One R0 episode in econbench's words (protocol "econbench"): free-text KEEP/PASS."""
 
     framing: UrnFraming
 
@@ -219,13 +183,7 @@ class UrnEpisode(FramingEpisode):
         return AutoTurn(notice=notice)
 
     def outcome_from_text(self, text: str) -> TurnOutcome:
-        parsed = parse_decision(text)
-        return TurnOutcome(
-            commit=parsed.keep,
-            resolved=parsed.resolved,
-            reason=parsed.reason,
-            record={"parsed": parsed.word, "how": parsed.how},
-        )
+        return outcome_of_reply(text)
 
 
 class UrnFraming(Framing):
@@ -239,24 +197,49 @@ class UrnFraming(Framing):
     reply_style = "text"
 
     def __init__(
-        self, skin: str = "default", state_cost: bool = True, protocol: str = "paper"
+        self,
+        skin: str = "default",
+        state_cost: bool = True,
+        protocol: str = "paper",
+        announce_n: bool = True,
     ) -> None:
         """``state_cost``: state the keep charge even at K = 0 (the paper's economic-surface
         prompt); False states it only when K > 0 (the paper's K = 0 framing-ladder prompt,
-        ``render_system`` with ``charge=None``, has no cost sentence). ``protocol`` is recorded
-        only: R0's texts and rules are the same under both (see the module docstring)."""
+        ``render_system`` with ``charge=None``, has no cost sentence). ``protocol`` chooses the
+        texts (see the module docstring). ``announce_n`` (protocol "paper" only): tell the number
+        of colours (the paper's main condition, "n-announced"); False is its A0 condition."""
         self.skin = get_skin(skin)
         self.state_cost = bool(state_cost)
         self.protocol = check_protocol(protocol)
+        if not announce_n and self.protocol != "paper":
+            raise ValueError("announce_n=False is an option of protocol 'paper' only")
+        self.announce_n = bool(announce_n)
+        self.vocab = paper_vocab(self.skin.name)
 
-    def episode(self, stream: Stream, cost: float, budget: int) -> UrnEpisode:
+    def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode:
         n = stream.config.n_classes
-        if n > len(self.skin.labels):
-            raise ValueError(f"the {self.skin.name} skin has {len(self.skin.labels)} labels; {n=}")
+        names = self.vocab.palette if self.protocol == "paper" else self.skin.labels
+        if n > len(names):
+            raise ValueError(f"the {self.skin.name} skin has {len(names)} labels; {n=}")
+        if self.protocol == "paper":
+            return PaperUrnEpisode(
+                self,
+                stream,
+                cost,
+                budget,
+                vocab=self.vocab,
+                state_cost=self.state_cost,
+                announce_n=self.announce_n,
+            )
         return UrnEpisode(self, stream, cost, budget)
 
     def reader(self) -> ObservationReader:
+        if self.protocol == "paper":
+            return PaperUrnReader(self.vocab.item)
         return ObservationReader(list(self.skin.labels), _R0_HEAD)
 
     def describe(self) -> dict[str, object]:
-        return {**super().describe(), "skin": self.skin.name, "state_cost": self.state_cost}
+        settings = {**super().describe(), "skin": self.skin.name, "state_cost": self.state_cost}
+        if self.protocol == "paper":
+            settings["announce_n"] = self.announce_n
+        return settings

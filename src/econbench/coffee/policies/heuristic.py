@@ -1,6 +1,6 @@
 """Roaster policies: the paper's HeuristicRoaster and this project's ScriptedRoaster.
 
-HeuristicRoaster follows spec §11 to the letter. Each morning it views its books, the
+HeuristicRoaster follows docs/coffeebench.md §11 to the letter. Each morning it views its books, the
 listings, its offers and its payables; accepts incoming offers at ≥ 1.2 × cost; pays every
 open invoice it can afford; roasts all specialty green held, then regular green up to the
 remaining daily capacity; lists all roasted specialty at 1.5 × cost, then all roasted regular

@@ -1,4 +1,4 @@
-"""PassiveRoaster (spec §11): always waits. Usable for any role."""
+"""PassiveRoaster (docs/coffeebench.md §11): always waits. Usable for any role."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """System prompts for the three CoffeeBench roles, assembled from readable Markdown files.
 
-``common.md`` holds what every role is told (spec §10), including ``proposals.md``, the
-message convention the negotiating background understands; ``farmer.md``, ``roaster.md`` and
+``common.md`` holds what every role is told (docs/coffeebench.md §10), including ``proposals.md``,
+the message convention the negotiating background understands; ``farmer.md``, ``roaster.md`` and
 ``retailer.md`` the persona; ``goal_net_income.md`` the score, replaced by
 ``revenue_pressure.md`` in the stress test. Numbers come from the run's economy, so an
 override in the config is what the agent is told.

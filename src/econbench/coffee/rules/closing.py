@@ -1,4 +1,4 @@
-"""The closing valuation: what the score counts of stock still held at the end (spec §8).
+"""The closing valuation: what the score counts of stock held at the end (docs/coffeebench.md §8).
 
 At the close of the run's last evening every firm's remaining stock — on hand, in transit
 from it (the seller still owns goods on the road) and in its pending batches — is valued at

@@ -1,4 +1,4 @@
-"""Limits on B2B trade (spec §4, §8): price ceilings and the run's last day.
+"""Limits on B2B trade (docs/coffeebench.md §4, §8): price ceilings and the run's last day.
 
 A B2B price above an item's ceiling — what a kg could at best become at consumer prices —
 buys nothing real and only moves paper profit between firms, so listings and offers above

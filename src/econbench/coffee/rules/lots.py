@@ -1,4 +1,4 @@
-"""Which kg of a pooled stock came from which purchase, for returns (spec §6).
+"""Which kg of a pooled stock came from which purchase, for returns (docs/coffeebench.md §6).
 
 Stock is carried at weighted-average cost, so a kg has no identity. A return, though, may
 only undo a purchase: the buyer may send back no more kg of a delivery than it still holds

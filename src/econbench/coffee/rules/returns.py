@@ -1,4 +1,4 @@
-"""Returns (spec §6): a return can only undo a purchase.
+"""Returns (docs/coffeebench.md §6): a return can only undo a purchase.
 
 The buyer may return, within the window, kg it still holds *of that delivery* (``lots.py``:
 the pool is a proportional mix, so kg it roasted, sold or lost since took their share of the

@@ -1,4 +1,4 @@
-"""Roast output in whole kg, rounded on the firm's running total (spec §2).
+"""Roast output in whole kg, rounded on the firm's running total (docs/coffeebench.md §2).
 
 Rounding each roast on its own would let a roaster beat the yield by roasting in small
 lots (1 kg of green at 85 % rounds to 1 kg roasted). Rounding the cumulative output of

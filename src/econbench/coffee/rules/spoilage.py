@@ -1,4 +1,4 @@
-"""Spoilage every evening (spec §8), on hand and in transit.
+"""Spoilage every evening (docs/coffeebench.md §8), on hand and in transit.
 
 Each holding loses its rate of kg per evening in whole kg, the fraction carried to the next
 evening. Goods in transit spoil too (a deviation from the spec's "stock in transit does not

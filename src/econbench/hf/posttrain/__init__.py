@@ -1,5 +1,5 @@
-"""AlloBench post-training (spec §6): the paper's per-decision PPO on the R0 urn, and the
-before/after transfer table.
+"""AlloBench post-training (docs/allobench.md §6): the paper's per-decision PPO on the R0 urn, and
+the before/after transfer table.
 
 What is trained is exactly what ``econbench allo eval-transfer`` measures on R0:
 

@@ -1,4 +1,4 @@
-"""The per-decision PPO objective and the value baseline (spec §6, the paper's recipe).
+"""The per-decision PPO objective and the value baseline (docs/allobench.md §6, the paper's recipe).
 
 For each decision ``i`` with sampled answer ``a_i``:
 

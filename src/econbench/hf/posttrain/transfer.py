@@ -1,4 +1,4 @@
-"""The before/after transfer table (spec §6): does R0 training change other rungs?
+"""The before/after transfer table (docs/allobench.md §6): does R0 training change other rungs?
 
 Every cell is an ordinary AlloBench run of the ``hf/PATH`` model through
 ``econbench.allo.runner.run_cell`` — the same code ``econbench allo run --policy hf/PATH``
@@ -67,7 +67,7 @@ PAPER_FIRST_SIGHT: dict[str, tuple[float, float]] = {
     "r2": (0.76, 0.67),
     "r3": (0.91, 0.95),
 }
-"""The paper's first-sight rates, base → trained (Qwen2.5-Coder-14B, spec §6)."""
+"""The paper's first-sight rates, base → trained (Qwen2.5-Coder-14B, docs/allobench.md §6)."""
 
 
 class TransferError(RuntimeError):

@@ -1,5 +1,5 @@
-"""The negotiating background (spec §11): scripted firms with hidden valuations that bid
-below asks, counter, answer proposals by message and honour what they promise.
+"""The negotiating background (docs/coffeebench.md §11): scripted firms with hidden valuations that
+bid below asks, counter, answer proposals by message and honour what they promise.
 
 ``negotiating`` names the farmer, roaster and retailer here; ``haggle`` is a roaster_A that
 negotiates by message (for farmers and retailers it means the negotiating firm).
