@@ -14,7 +14,6 @@ from tests.fakes.harness import ProviderHarness, shop_brain
 
 from econbench.agents.models.base import (
     ChatMessage,
-    ContextOverflowError,
     FatalModelError,
     GenerateConfig,
     TransientModelError,
@@ -93,7 +92,6 @@ def test_text_reply_and_request_shape(h: Harness) -> None:
         headers = server.headers[0]
     body = request["body"]
     assert out.text == "echo: hello"
-    assert (out.tool_calls, out.stop_reason, out.model) == ([], "stop", MODEL)
     assert request["path"].endswith(f"/models/{MODEL}:generateContent")
     assert body["systemInstruction"]["parts"] == [{"text": SYSTEM}]
     assert body["contents"] == [{"role": "user", "parts": [{"text": "hello"}]}]
@@ -292,16 +290,6 @@ def test_empty_reply_then_conversation_continues(h: Harness) -> None:
 
 
 # ---------------------------------------------------------------- errors
-def test_rate_limit_is_transient_with_retry_after_and_no_sdk_retry(h: Harness) -> None:
-    with FakeGeminiServer(scripted) as server:
-        server.faults.append(Fault("status", status=429, retry_after=7, message="quota"))
-        with pytest.raises(TransientModelError) as info:
-            h.call(h.make(server), convo("hello"))
-        assert len(server.requests) == 1
-    assert info.value.retry_after == 7.0
-    assert "RESOURCE_EXHAUSTED" in str(info.value)
-
-
 def test_rate_limit_retry_delay_from_retry_info(h: Harness) -> None:
     with FakeGeminiServer(scripted) as server:
         server.retry_info_delay = "12s"
@@ -309,46 +297,6 @@ def test_rate_limit_retry_delay_from_retry_info(h: Harness) -> None:
         with pytest.raises(TransientModelError) as info:
             h.call(h.make(server), convo("hello"))
     assert info.value.retry_after == 12.0
-
-
-@pytest.mark.parametrize("status", [500, 503])
-def test_server_errors_are_transient(h: Harness, status: int) -> None:
-    with FakeGeminiServer(scripted) as server:
-        server.faults.append(Fault("status", status=status))
-        with pytest.raises(TransientModelError):
-            h.call(h.make(server), convo("hello"))
-        assert len(server.requests) == 1
-
-
-def test_timeout_is_transient(h: Harness) -> None:
-    with FakeGeminiServer(scripted) as server:
-        server.faults.append(Fault("delay", seconds=1.0))
-        with pytest.raises(TransientModelError, match="timed out"):
-            h.call(h.make(server), convo("hello"), GenerateConfig(timeout_s=0.2))
-
-
-def test_dropped_connection_is_transient(h: Harness) -> None:
-    with FakeGeminiServer(scripted) as server:
-        server.faults.append(Fault("drop"))
-        with pytest.raises(TransientModelError, match="connection"):
-            h.call(h.make(server), convo("hello"))
-
-
-@pytest.mark.parametrize("status", [401, 403, 404, 400])
-def test_client_errors_are_fatal_and_never_show_the_key(h: Harness, status: int) -> None:
-    with FakeGeminiServer(scripted) as server:
-        server.faults.append(Fault("status", status=status, message=f"API key {KEY} not valid"))
-        with pytest.raises(FatalModelError) as info:
-            h.call(h.make(server), convo("hello"))
-    assert KEY not in str(info.value)
-    assert f"HTTP {status}" in str(info.value)
-
-
-def test_context_overflow(h: Harness) -> None:
-    with FakeGeminiServer(scripted) as server:
-        server.faults.append(Fault("context_overflow"))
-        with pytest.raises(ContextOverflowError, match="exceeds the maximum number of tokens"):
-            h.call(h.make(server), convo("hello"))
 
 
 # ---------------------------------------------------------------- configuration

@@ -92,7 +92,7 @@ def test_generate_counts_tokens_as_the_tokenizer_does(tiny: Path) -> None:
     text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
     assert output.usage.input_tokens == len(tokenizer(text, add_special_tokens=False).input_ids)
     assert 1 <= output.usage.output_tokens <= 8
-    if output.stop_reason == "max_tokens":
+    if output.stop == "length":
         assert output.usage.output_tokens == 8
     assert output.cost_usd == 0.0 and output.model == f"hf/{tiny}"
     assert isinstance(output.text, str) and output.tool_calls == []

@@ -27,7 +27,6 @@ from econbench.agents.models.openai_provider import (
     chat_usage,
     create_openai_provider,
     parse_arguments,
-    parse_retry_after,
 )
 from econbench.agents.tools import ToolCall, Toolkit, ToolSpec, tool
 
@@ -99,14 +98,9 @@ def run(
 
 
 # ------------------------------------------------------------------ chat completions
-def test_chat_text_reply() -> None:
+def test_chat_request_shape() -> None:
     with FakeOpenAIServer(text_brain) as server:
-        out = run(chat(server), convo())
-    assert out.text == "waiting"
-    assert out.tool_calls == []
-    assert out.stop_reason == "stop"
-    assert out.model == "fake-model" and out.cost_usd is None
-    assert out.usage.input_tokens > 0 and out.usage.output_tokens > 0
+        run(chat(server), convo())
     body = server.requests[0]["body"]
     assert server.requests[0]["path"] == "/v1/chat/completions"
     assert body["messages"][0] == {"role": "system", "content": SYSTEM}
@@ -118,7 +112,6 @@ def test_chat_tool_call_round_trip() -> None:
     with FakeOpenAIServer(echo_brain) as server:
         provider = chat(server)
         first = run(provider, convo())
-        assert first.stop_reason == "tool_calls"
         [call] = first.tool_calls
         assert call.name == "buy_beans" and call.arguments == {"qty": 5} and call.call_id
         result = Shop().call(call.name, call.arguments)
@@ -135,16 +128,6 @@ def test_chat_tool_call_round_trip() -> None:
     assert seen[-1] == {"role": "tool", "tool_call_id": call.call_id, "content": json.dumps(result)}
     wire = server.requests[1]["body"]["messages"][-2]
     assert wire["role"] == "assistant" and wire["content"] is None
-
-
-def test_chat_usage_and_cached_tokens() -> None:
-    with FakeOpenAIServer(text_brain) as server:
-        provider = chat(server)
-        first = run(provider, convo())
-        second = run(provider, convo(ChatMessage("assistant", "ok"), ChatMessage("user", "Next.")))
-    assert first.usage.cached_input_tokens == 0
-    assert 0 < second.usage.cached_input_tokens <= second.usage.input_tokens
-    assert second.usage.input_tokens > first.usage.input_tokens
 
 
 def test_chat_reasoning_text_and_tokens() -> None:
@@ -321,62 +304,6 @@ def test_compatible_system_messages_are_conservative() -> None:
 
 
 # ------------------------------------------------------------------ errors
-def test_rate_limit_with_retry_after_is_transient_and_not_retried_by_the_sdk() -> None:
-    with FakeOpenAIServer(text_brain) as server:
-        server.faults.append(Fault("status", status=429, retry_after=7, message="slow down"))
-        with pytest.raises(TransientModelError) as info:
-            run(chat(server), convo())
-    assert info.value.retry_after == 7.0
-    assert "429" in str(info.value) and "slow down" in str(info.value)
-    assert len(server.requests) == 1
-
-
-def test_server_error_is_transient() -> None:
-    with FakeOpenAIServer(text_brain) as server:
-        server.faults.append(Fault("status", status=500))
-        with pytest.raises(TransientModelError) as info:
-            run(chat(server), convo())
-        assert info.value.retry_after is None
-        assert run(chat(server), convo()).text == "waiting"  # the next call is fine
-    assert len(server.requests) == 2
-
-
-def test_slow_reply_past_the_timeout_is_transient() -> None:
-    with FakeOpenAIServer(text_brain) as server:
-        server.faults.append(Fault("delay", seconds=0.5))
-        with pytest.raises(TransientModelError, match="timed out"):
-            run(chat(server), convo(), GenerateConfig(timeout_s=0.1))
-    assert len(server.requests) == 1
-
-
-def test_dropped_connection_is_transient() -> None:
-    with FakeOpenAIServer(text_brain) as server:
-        server.faults.append(Fault("drop"))
-        with pytest.raises(TransientModelError, match="connection"):
-            run(chat(server), convo())
-    assert len(server.requests) == 1
-
-
-def test_unauthorized_is_fatal_without_the_key() -> None:
-    echo = f"Incorrect API key provided: {KEY[:8]}**********{KEY[-4:]}. ({KEY})"
-    with FakeOpenAIServer(text_brain) as server:
-        server.faults.append(Fault("status", status=401, message=echo))
-        with pytest.raises(FatalModelError) as info:
-            run(chat(server), convo())
-    message = str(info.value)
-    assert "401" in message and "Incorrect API key" in message
-    assert KEY not in message and KEY[8:20] not in message and KEY[-4:] not in message
-
-
-def test_context_overflow_both_apis() -> None:
-    with FakeOpenAIServer(text_brain) as server:
-        server.faults.extend([Fault("context_overflow"), Fault("context_overflow")])
-        with pytest.raises(ContextOverflowError, match="maximum context length"):
-            run(chat(server), convo())
-        with pytest.raises(ContextOverflowError):
-            run(responses(server), convo())
-
-
 def _status_error(status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
     request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
     response = httpx2.Response(status, headers=headers or {}, json=body, request=request)
@@ -413,13 +340,6 @@ def test_error_inside_a_200_body_is_classified() -> None:
         provider.parse_response({"error": {"message": "upstream overloaded", "code": 502}})
     with pytest.raises(FatalModelError):
         provider.parse_response({"error": {"message": "no such model", "code": 404}})
-
-
-def test_parse_retry_after_forms() -> None:
-    assert parse_retry_after({"retry-after": "2"}) == 2.0
-    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
-    assert parse_retry_after({"retry-after": "soon"}) is None
-    assert parse_retry_after({}) is None
 
 
 def test_parse_arguments_shapes() -> None:

@@ -41,6 +41,8 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+_STOPS = {"truncated": "max_tokens", "filtered": "refusal"}
+"""``stop_reason`` of the stop faults."""
 CACHE_LOOKBACK = 20
 MAX_BREAKPOINTS = 4
 
@@ -130,7 +132,8 @@ class FakeAnthropicServer(FakeServer):
                 "role": "assistant",
                 "model": body.get("model", ""),
                 "content": content,
-                "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+                "stop_reason": _STOPS.get(fault.kind if fault else "")
+                or ("tool_use" if reply.tool_calls else "end_turn"),
                 "stop_sequence": None,
                 "usage": wire_usage,
             },

@@ -62,7 +62,9 @@ class Fault:
     "delay" (sleep ``seconds`` before answering normally), "malformed_tool_json" (the reply's
     first tool call carries unparseable arguments), "unknown_tool" (call a tool that does
     not exist), "empty" (no text, no tool call), "context_overflow" (the provider's
-    prompt-too-long error), "drop" (close the connection without answering).
+    prompt-too-long error), "drop" (close the connection without answering), "truncated"
+    (the reply ends at the output-token limit) and "filtered" (the provider stopped it on
+    content grounds), each reported in the provider's own stop-reason words.
     """
 
     kind: str
@@ -70,6 +72,8 @@ class Fault:
     retry_after: float | None = None
     seconds: float = 0.0
     message: str = "injected fault"
+    headers: dict[str, str] = field(default_factory=dict)
+    """More headers of a "status" fault (e.g. ``Retry-After-Ms``)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -180,7 +184,7 @@ class FakeServer:
                 handler.connection.close()
                 return
             if fault.kind == "status":
-                headers = {}
+                headers = dict(fault.headers)
                 if fault.retry_after is not None:
                     headers["Retry-After"] = str(fault.retry_after)
                 self.send_json(

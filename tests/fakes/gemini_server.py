@@ -77,6 +77,8 @@ SCHEMA_FIELDS = {
     "property_ordering",
 }
 SCHEMA_TYPES = {"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"}
+_FINISH = {"truncated": "MAX_TOKENS", "filtered": "SAFETY"}
+"""``finishReason`` of the stop faults."""
 _ROUTE = re.compile(r"^/(v1(?:alpha|beta)?\d*)/models/([^/:]+):generateContent$")
 
 
@@ -157,7 +159,8 @@ class FakeGeminiServer(FakeServer):
             usage["output"] -= usage["reasoning"]
             usage["reasoning"] = 0
         self._counter += 1
-        candidate: dict[str, Any] = {"index": 0, "finishReason": "STOP"}
+        finish = _FINISH.get(fault.kind if fault else "", "STOP")
+        candidate: dict[str, Any] = {"index": 0, "finishReason": finish}
         if fault is not None and fault.kind == "malformed_tool_json" and reply.tool_calls:
             call = reply.tool_calls[0]
             candidate["finishReason"] = "MALFORMED_FUNCTION_CALL"

@@ -46,6 +46,20 @@ CONTEXT_OVERFLOW_MESSAGE = (
 )
 
 
+_FINISH = {"truncated": "length", "filtered": "content_filter"}
+"""Chat Completions ``finish_reason`` of the stop faults."""
+_INCOMPLETE = {"truncated": "max_output_tokens", "filtered": "content_filter"}
+"""Responses ``incomplete_details.reason`` of the stop faults."""
+
+
+def _kind(fault: Fault | None) -> str | None:
+    return fault.kind if fault is not None else None
+
+
+def _finish_reason(fault: Fault | None, calls: bool) -> str:
+    return _FINISH.get(_kind(fault) or "") or ("tool_calls" if calls else "stop")
+
+
 class InvalidRequest(Exception):
     """The request breaks a rule the real API enforces; answered with a 400."""
 
@@ -244,7 +258,7 @@ class FakeOpenAIServer(FakeServer):
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if calls else "stop",
+                    "finish_reason": _finish_reason(fault, bool(calls)),
                     "logprobs": None,
                 }
             ],
@@ -388,13 +402,14 @@ class FakeOpenAIServer(FakeServer):
                     "status": "completed",
                 }
             )
+        incomplete = _INCOMPLETE.get(_kind(fault) or "")
         payload: dict[str, Any] = {
             "id": self._next_id("resp"),
             "object": "response",
             "created_at": time.time(),
-            "status": "completed",
+            "status": "incomplete" if incomplete else "completed",
             "error": None,
-            "incomplete_details": None,
+            "incomplete_details": {"reason": incomplete} if incomplete else None,
             "instructions": body.get("instructions"),
             "model": request.model,
             "output": output,

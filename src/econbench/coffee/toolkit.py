@@ -11,9 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from econbench.agents.tools import ToolError, Toolkit, tool
-from econbench.coffee.config import FIRMS, GREEN_ITEMS, ITEMS, RETAIL_ITEMS, ROAST_OUTPUT
+from econbench.coffee import observation
+from econbench.coffee.config import FIRMS, GREEN_ITEMS, ITEMS, RETAIL_ITEMS
 from econbench.coffee.quoting import one_line, quoted
-from econbench.coffee.rules import exchange, returns, roasting
+from econbench.coffee.rules import (
+    exchange,
+    invoices,
+    ledger,
+    production,
+    returns,
+    roasting,
+    shipping,
+)
 from econbench.coffee.state import Deal, Invoice, Listing, Message, Offer, dollars, to_cents
 
 if TYPE_CHECKING:
@@ -135,7 +144,7 @@ class FirmTools(Toolkit):
             terms=terms,
             updated=updated,
         )
-        return {"listing": world.listing_view(listing), "updated_existing": updated}
+        return {"listing": observation.listing_view(world, listing), "updated_existing": updated}
 
     def _reject_pending(self, listing_id: str, why: str) -> None:
         for offer in list(self.world.pending_offers.values()):
@@ -163,7 +172,7 @@ class FirmTools(Toolkit):
         if item_id is not None:
             self._item(item_id)
         listings = [
-            self.world.listing_view(lst)
+            observation.listing_view(self.world, lst)
             for lst in self.world.open_listings.values()
             if (item_id is None or lst.item == item_id)
             and not (only_others and lst.seller == self.firm_id)
@@ -236,7 +245,7 @@ class FirmTools(Toolkit):
             terms=terms,
         )
         world.wake(listing.seller, f"offer {offer.id} received from {me.id}")
-        return {"offer": world.offer_view(offer)}
+        return {"offer": observation.offer_view(offer)}
 
     @tool("write")
     def withdraw_offer(self, offer_id: str) -> dict[str, Any]:
@@ -252,7 +261,7 @@ class FirmTools(Toolkit):
             raise ToolError(f"offer {offer_id} is {offer.status}, not pending")
         self.world.resolve_offer(offer, "withdrawn")
         self.world.emit("offer_withdrawn", offer_id=offer.id, buyer=offer.buyer)
-        return {"offer": self.world.offer_view(offer)}
+        return {"offer": observation.offer_view(offer)}
 
     @tool("write")
     def accept_offer(self, offer_id: str) -> dict[str, Any]:
@@ -286,46 +295,12 @@ class FirmTools(Toolkit):
                 f"{buyer.id} has no room for {offer.qty} kg more; the deal cannot close"
             )
         exchange.check_deliverable(world, "accept an offer")
-        reserved, carry = world.reserve(me, offer.item, offer.qty)
-        world.state.counters.deal += 1
-        seq = world.state.counters.deal
-        deal = Deal(
-            id=f"D{seq}",
-            seq=seq,
-            offer_id=offer.id,
-            listing_id=listing.id,
-            seller=me.id,
-            buyer=buyer.id,
-            item=offer.item,
-            qty=offer.qty,
-            price=offer.price,
-            terms=offer.terms,
-            day=world.day,
-            minute=world.now,
-            reserved_value=reserved,
-            spoil_carry=carry,
-            ship_day=world.day + world.econ.shipping_days,
-        )
-        world.add_deal(deal)
-        world.resolve_offer(offer, "accepted")
-        listing.qty -= offer.qty
-        world.emit(
-            "deal",
-            deal_id=deal.id,
-            offer_id=offer.id,
-            seller=me.id,
-            buyer=buyer.id,
-            item=deal.item,
-            qty=deal.qty,
-            price=dollars(deal.price),
-            terms=deal.terms,
-            seller_cost=dollars(reserved),
-        )
+        deal = shipping.dispatch(world, me, offer, listing)
         if listing.qty == 0:
             world.close_listing(listing, "sold_out")
             self._reject_pending(listing.id, why="listing sold out")
         world.wake(buyer.id, f"offer {offer.id} accepted by {me.id}: deal {deal.id}")
-        return {"deal": world.deal_view(deal, me.id)}
+        return {"deal": observation.deal_view(deal, me.id)}
 
     @tool("read")
     def view_offers(
@@ -346,7 +321,7 @@ class FirmTools(Toolkit):
         ]
         offers.sort(key=lambda o: (o.status != "pending", -int(o.id[1:])))
         return {
-            "offers": [self.world.offer_view(o) for o in offers[:limit]],
+            "offers": [observation.offer_view(o) for o in offers[:limit]],
             "pending": sum(1 for o in offers if o.status == "pending"),
             "total": len(offers),
         }
@@ -362,7 +337,7 @@ class FirmTools(Toolkit):
         deals = [d for d in self.world.state.deals.values() if self.firm_id in (d.buyer, d.seller)]
         deals.sort(key=lambda d: -d.seq)
         return {
-            "deals": [self.world.deal_view(d, self.firm_id) for d in deals[:limit]],
+            "deals": [observation.deal_view(d, self.firm_id) for d in deals[:limit]],
             "total": len(deals),
         }
 
@@ -522,7 +497,7 @@ class FirmTools(Toolkit):
             self._firm(counterparty, "counterparty")
         limit = self._limit(limit)
         world = self.world
-        invoices = (
+        mine = (
             world.receivables(self.firm_id)
             if side == "receivable"
             else world.payables(self.firm_id)
@@ -530,7 +505,7 @@ class FirmTools(Toolkit):
         other = "payer" if side == "receivable" else "issuer"
         rows = [
             inv
-            for inv in invoices
+            for inv in mine
             if (not only_overdue or world.day > inv.due_day)
             and (counterparty is None or getattr(inv, other) == counterparty)
         ]
@@ -591,14 +566,7 @@ class FirmTools(Toolkit):
                 f"not enough cash: invoice needs ${dollars(amount):,.2f}, "
                 f"you have ${dollars(me.cash):,.2f}"
             )
-        issuer = world.firm(inv.issuer)
-        me.cash -= amount
-        issuer.cash += amount
-        world.settle_invoice(inv, "paid")
-        world.emit(
-            "payment", invoice_id=inv.id, payer=me.id, issuer=issuer.id, amount=dollars(amount)
-        )
-        world.wake(issuer.id, f"invoice {inv.id} paid by {me.id}")
+        invoices.pay(world, me, inv)
         return {"invoice_id": inv.id, "paid": dollars(amount), "cash": dollars(me.cash)}
 
     @tool("write")
@@ -640,21 +608,8 @@ class FirmTools(Toolkit):
                 f"{deal.item} is a mix, and what you roasted, sold or lost since took its "
                 "share of every delivery with it; only kg still held can be returned"
             )
-        posting = returns.book_return(world, me, inv, deal, qty)
+        posting = returns.return_goods(world, me, inv, deal, qty, reason)
         credit, refund_id = posting.credit, posting.refund_invoice_id
-        world.emit(
-            "return",
-            invoice_id=inv.id,
-            deal_id=deal.id,
-            buyer=me.id,
-            seller=seller.id,
-            item=deal.item,
-            qty=qty,
-            credit=dollars(credit),
-            reason=reason,
-            refund_invoice_id=refund_id,
-        )
-        world.wake(seller.id, f"return of {qty} kg {deal.item} from {me.id} on {inv.id}")
         return {
             "invoice_id": inv.id,
             "returned_kg": qty,
@@ -674,26 +629,10 @@ class FirmTools(Toolkit):
             period: current (the whole run so far), today, or yesterday.
         """
         world, me = self.world, self.me
-        books = me.books
-        history = me.books_by_day
-        if period == "current":
-            start, end = None, books
-        elif period == "today":
-            start, end = (history[-1] if history else None), books
-        else:
-            if len(history) < 2:
-                raise ToolError("there is no yesterday yet")
-            start, end = history[-2], history[-1]
-        sums = end.minus(start)
+        sums = ledger.period_books(me, period)
+        if sums is None:
+            raise ToolError("there is no yesterday yet")
         sheet = world.balance_sheet(me.id)
-        opex = {
-            "fixed": sums.opex_fixed,
-            "spoilage": sums.spoilage,
-            "shipment_writeoffs": sums.shipment_writeoffs,
-            "production_writeoffs": sums.production_writeoffs,
-            "bad_debt": sums.bad_debt,
-            "inventory_writedowns": sums.writedowns,
-        }
         return {
             "period": period,
             "day": world.day,
@@ -706,20 +645,7 @@ class FirmTools(Toolkit):
                 }
                 for item, s in me.stock.items()
             },
-            "income": {
-                "revenue": dollars(sums.revenue),
-                "returns": dollars(sums.returns),
-                "net_revenue": dollars(sums.net_revenue),
-                "cogs": dollars(sums.cogs),
-                "opex": {k: dollars(v) for k, v in opex.items()},
-                "opex_total": dollars(sums.opex),
-                "interest_expense": dollars(sums.interest_expense),
-                "interest_income": dollars(sums.interest_income),
-                "net_income_before_closing": dollars(sums.net_income_before_closing),
-                "closing_writedown": dollars(sums.closing_writedown),
-                "closing_opex": dollars(sums.closing_opex),
-                "net_income": dollars(sums.net_income),
-            },
+            "income": ledger.income_statement(sums),
         }
 
     @tool("read")
@@ -773,24 +699,13 @@ class FarmerTools(FirmTools):
         left = prod.daily_cap - me.produced_today.get(item, 0)
         if qty > left:
             raise ToolError(f"daily cap: you can produce {left} more kg of {item} today")
-        cost = to_cents(qty * prod.unit_cost)
+        cost = production.harvest_cost(world, item, qty)
         if me.cash < cost:
             raise ToolError(f"not enough cash: {qty} kg costs ${dollars(cost):,.2f}")
         headroom = world.cap_headroom(me.id)
         if qty > headroom:
             raise ToolError(f"inventory cap: room for {headroom} kg (on-hand plus inbound)")
-        me.cash -= cost
-        me.produced_today[item] = me.produced_today.get(item, 0) + qty
-        batch = world.new_batch(me, "production", item, qty, cost, prod.lag_days)
-        world.emit(
-            "production",
-            firm=me.id,
-            batch_id=batch.id,
-            item=item,
-            qty=qty,
-            cost=dollars(cost),
-            ready_day=batch.ready_day,
-        )
+        batch = production.produce(world, me, item, qty)
         return {
             "batch_id": batch.id,
             "item_id": item,
@@ -821,7 +736,7 @@ class RoasterTools(FirmTools):
         if qty > held:
             raise ToolError(f"you hold only {held} kg of {item}")
         spec = econ.roasting[item]
-        labour = to_cents(qty * spec.labour_per_kg)
+        labour = roasting.labour_cost(world, item, qty)
         if me.cash < labour:
             raise ToolError(f"not enough cash for labour: ${dollars(labour):,.2f}")
         out_qty = roasting.roast_output(me, item, qty, spec.yield_)
@@ -830,28 +745,10 @@ class RoasterTools(FirmTools):
                 f"{qty} kg of green adds 0 kg to your roasted output (output is rounded on "
                 "your running total of green roasted); roast more at once"
             )
-        green_value = world.remove_stock(me, item, qty)
-        me.cash -= labour
-        me.roasted_today_kg += qty
-        roasting.record_roast(me, item, qty)
-        out_item = ROAST_OUTPUT[item]
-        batch = world.new_batch(
-            me, "roast", out_item, out_qty, green_value + labour, econ.roast_lag_days
-        )
-        world.emit(
-            "roast",
-            firm=me.id,
-            batch_id=batch.id,
-            green_item=item,
-            green_qty=qty,
-            item=out_item,
-            qty=out_qty,
-            labour=dollars(labour),
-            ready_day=batch.ready_day,
-        )
+        batch = roasting.roast(world, me, item, qty, out_qty)
         return {
             "batch_id": batch.id,
-            "roasted_item_id": out_item,
+            "roasted_item_id": batch.item,
             "roasted_qty": out_qty,
             "labour": dollars(labour),
             "ready_day": batch.ready_day,

@@ -19,21 +19,21 @@ Why it looks the way it does:
   still accepts it (an Anthropic-compatible proxy) can get it via ``config.extra``.
 - **No retries here.** The client has ``max_retries=0``; SDK errors are mapped onto
   ``TransientModelError`` / ``ContextOverflowError`` / ``FatalModelError`` and the retry
-  layer above decides what to do.
+  layer above decides what to do; the wait a server asks for, the overflow patterns and the
+  key redaction are shared with the other providers (``econbench.agents.models._http``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import re
-import time
 from typing import Any
 
 import anthropic
 
+from econbench.agents.models._http import is_context_overflow, redact, retry_after_seconds
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -246,17 +246,17 @@ class AnthropicProvider(ModelProvider):
             kind = getattr(exc, "type", None) or "error"
             detail = getattr(exc, "api_message", None) or _short(exc.body)
             message = self._clean(f"{self.name}: HTTP {status} {kind}: {detail}")
-            if _is_context_overflow(status, detail, getattr(exc, "error_code", None)):
+            if is_context_overflow(status, detail, getattr(exc, "error_code", None)):
                 return ContextOverflowError(message)
             if status in _TRANSIENT_STATUS or status >= 500:
-                return TransientModelError(message, retry_after=_retry_after(exc.response))
+                headers = getattr(exc.response, "headers", None)
+                return TransientModelError(message, retry_after=retry_after_seconds(headers))
             return FatalModelError(message)
         return FatalModelError(self._clean(f"{self.name}: {type(exc).__name__}: {exc}"))
 
     def _clean(self, message: str) -> str:
-        if self._api_key:
-            message = message.replace(self._api_key, "[redacted]")
-        return message
+        """The message without the key, whole or echoed masked (``_http.redact``)."""
+        return redact(message, [self._api_key])
 
 
 # ---------------------------------------------------------------- conversion
@@ -410,32 +410,3 @@ def _raw(value: Any) -> str:
 def _short(body: Any, limit: int = 500) -> str:
     text = body if isinstance(body, str) else json.dumps(body, default=str)
     return text[:limit]
-
-
-def _is_context_overflow(status: int, detail: str, code: str | None) -> bool:
-    """413 (request too large) or a 400 that says the prompt does not fit the window."""
-    lowered = f"{detail} {code or ''}".lower()
-    if status == 413:
-        return True
-    return status == 400 and any(
-        marker in lowered
-        for marker in ("prompt is too long", "prompt_too_long", "context window", "context length")
-    )
-
-
-def _retry_after(response: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) * scale)
-        except ValueError:
-            when = email.utils.parsedate_tz(value)
-            if when is not None:
-                return max(0.0, email.utils.mktime_tz(when) - time.time())
-    return None

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from econbench.agents.models.stop import StopReason, normalised_stop
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import kept_arguments
 
@@ -124,6 +125,12 @@ class ModelOutput:
     provider_data: dict[str, Any] | None = None
     cache_hit: bool = False
     """Served from the response cache (``econbench.agents.models.cache``): free, not asked."""
+
+    @property
+    def stop(self) -> StopReason:
+        """Why the reply ended, normalised (``econbench.agents.models.stop``); branch on
+        this, not on ``stop_reason``, which keeps the provider's own word for the logs."""
+        return normalised_stop(self.stop_reason, bool(self.tool_calls))
 
     def as_message(self) -> ChatMessage:
         return ChatMessage(

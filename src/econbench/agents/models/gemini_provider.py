@@ -18,18 +18,18 @@ Why it looks the way it does:
   ``ToolCall`` whose arguments are the raw text Gemini reports, so the toolkit answers
   the model with an error instead of the turn silently counting as a wait.
 - **No retries here.** The SDK's retry options are set to a single attempt; SDK and
-  transport errors are mapped onto our three error classes for the retry layer above.
+  transport errors are mapped onto our three error classes for the retry layer above; the
+  wait a server asks for (a header, else ``RetryInfo``), the overflow patterns and the key
+  redaction are shared with the other providers (``econbench.agents.models._http``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import email.utils
 import json
 import logging
 import re
-import time
 from typing import Any
 
 import httpx2
@@ -38,6 +38,12 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from econbench.agents.models._http import (
+    is_context_overflow,
+    redact,
+    retry_after_seconds,
+    retry_info_seconds,
+)
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -65,7 +71,6 @@ THINKING_LEVELS = {
 }
 _MISSING_RESULT = "No result was recorded for this tool call."
 _TRANSIENT_STATUS = {408, 409, 429, 499}
-_RETRY_DELAY = re.compile(r"^\s*([0-9.]+)s\s*$")
 _MALFORMED_NAME = re.compile(r"default_api\.([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: Gemini schema formats per type; other formats are restated in the description.
 _FORMATS = {
@@ -301,16 +306,15 @@ class GeminiProvider(ModelProvider):
         status = int(exc.code or 0)
         detail = exc.message or str(exc.details)[:500]
         message = self._clean(f"{self.name}: HTTP {status} {exc.status or ''}: {detail}")
-        if _is_context_overflow(status, detail):
+        if is_context_overflow(status, detail):
             return ContextOverflowError(message)
         if status in _TRANSIENT_STATUS or status >= 500:
             return TransientModelError(message, retry_after=_retry_after(exc))
         return FatalModelError(message)
 
     def _clean(self, message: str) -> str:
-        if self._api_key:
-            message = message.replace(self._api_key, "[redacted]")
-        return message
+        """The message without the key, whole or echoed masked (``_http.redact``)."""
+        return redact(message, [self._api_key])
 
 
 # ---------------------------------------------------------------- conversion
@@ -617,33 +621,8 @@ def _enum_name(value: Any) -> str | None:
     return str(getattr(value, "value", value))
 
 
-def _is_context_overflow(status: int, detail: str) -> bool:
-    lowered = detail.lower()
-    return status in (400, 413) and (
-        "exceeds the maximum number of tokens" in lowered
-        or "input token count" in lowered
-        or "context window" in lowered
-        or "too long" in lowered
-        or status == 413
-    )
-
-
 def _retry_after(exc: genai_errors.APIError) -> float | None:
     """Seconds from a Retry-After header, else from a ``google.rpc.RetryInfo`` detail."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    if value is not None:
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            when = email.utils.parsedate_tz(value)
-            if when is not None:
-                return max(0.0, email.utils.mktime_tz(when) - time.time())
-    details = exc.details if isinstance(exc.details, dict) else {}
-    error = details.get("error", details)
-    for item in error.get("details") or [] if isinstance(error, dict) else []:
-        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
-            match = _RETRY_DELAY.match(str(item.get("retryDelay", "")))
-            if match:
-                return float(match.group(1))
-    return None
+    seconds = retry_after_seconds(headers)
+    return seconds if seconds is not None else retry_info_seconds(exc.details)

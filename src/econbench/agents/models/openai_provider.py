@@ -12,7 +12,9 @@ Design choices (each one is what a careful user of an evaluation harness expects
   from ``Retry-After-Ms`` / ``Retry-After``), ``ContextOverflowError`` (``context_length_exceeded``
   or the overflow messages of OpenAI, vLLM, SGLang, llama.cpp and OpenRouter) and
   ``FatalModelError`` (auth, not found, bad request, and a 429 ``insufficient_quota``, which no
-  amount of waiting fixes). Messages name the model and the host, never the API key.
+  amount of waiting fixes). Messages name the model and the host, never the API key. The
+  wait, the overflow patterns and the key redaction are the ones every provider shares
+  (``econbench.agents.models._http``).
 - **Base URL.** ``base_url=None`` is passed through, so the SDK reads ``OPENAI_BASE_URL``
   exactly as it always does; an explicit ``base_url`` overrides it.
 - **Conservative requests for compatible servers.** Only the model, messages, tools (when
@@ -50,14 +52,11 @@ Design choices (each one is what a careful user of an evaluation harness expects
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
 import json
-import math
 import os
 import re
 import ssl
-import time
 from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,6 +64,7 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
+from econbench.agents.models._http import is_context_overflow, redact, retry_after_seconds
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -94,20 +94,8 @@ NO_KEY_PLACEHOLDER = "not-needed"
 registry does from the variable a model's ``api_key_env`` names."""
 
 _TRANSIENT_STATUS = {408, 409, 425, 429}
-_OVERFLOW_STATUS = {400, 413, 422}
-_OVERFLOW_CODES = {
-    "context_length_exceeded",  # OpenAI, OpenRouter, vLLM
-    "exceed_context_size_error",  # llama.cpp
-    "string_above_max_length",
-}
-_OVERFLOW_TEXT = re.compile(
-    r"context[ _-]?length|maximum context|context (?:window|size)|prompt is too long|"
-    r"too many (?:input )?tokens|longer than the model|input is too long|reduce the length",
-    re.IGNORECASE,
-)
 _REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
 _SUMMARY_REFUSED = re.compile(r"summar", re.IGNORECASE)
-_KEYLIKE = re.compile(r"\b(?:sk|rk|pk|key)-[A-Za-z0-9_\-*.]{6,}")
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 
 
@@ -166,32 +154,6 @@ def _content_text(content: Any) -> str:
                 parts.append(part["text"])
         return "".join(parts)
     return str(content)
-
-
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``Retry-After-Ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    if headers is None:
-        return None
-    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / divisor
-        except ValueError:
-            if header == "retry-after-ms":
-                continue
-            try:
-                parsed = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError, IndexError):
-                return None
-            if parsed is None:
-                return None
-            seconds = parsed.timestamp() - time.time()
-        if not math.isfinite(seconds):
-            return None
-        return max(0.0, seconds)
-    return None
 
 
 def _host(base_url: Any) -> str:
@@ -310,12 +272,7 @@ class _OpenAIProvider(ModelProvider):
 
     def _redact(self, text: str) -> str:
         """Remove the API key (whole, or as a provider's masked echo of it) from a message."""
-        for key in self._secrets():
-            text = text.replace(key, "[redacted]")
-            if len(key) >= 12:  # masked echoes such as "sk-proj-****...abcd"
-                text = text.replace(key[:8], "[redacted]").replace(key[-6:], "[redacted]")
-                text = re.sub(r"\*+" + re.escape(key[-4:]), "[redacted]", text)
-        return _KEYLIKE.sub("[redacted]", text)
+        return redact(text, self._secrets())
 
     @property
     def _where(self) -> str:
@@ -353,15 +310,13 @@ class _OpenAIProvider(ModelProvider):
         if code and code != str(status):
             label += f" {code}"
         text = f"{self.name}: {label}: {message}"
-        if code in _OVERFLOW_CODES or (
-            (status is None or status in _OVERFLOW_STATUS) and _OVERFLOW_TEXT.search(message)
-        ):
+        if is_context_overflow(status, message, code):
             return ContextOverflowError(text)
         if code == "insufficient_quota" or etype == "insufficient_quota":
             return FatalModelError(f"{text} (the account's quota is exhausted; check billing)")
         should_retry = headers.get("x-should-retry") if headers is not None else None
         if should_retry == "true":
-            return TransientModelError(text, retry_after=parse_retry_after(headers))
+            return TransientModelError(text, retry_after=retry_after_seconds(headers))
         if status is None:
             transient = etype in ("server_error", "rate_limit_error") or code in (
                 "rate_limit_exceeded",
@@ -370,7 +325,7 @@ class _OpenAIProvider(ModelProvider):
         else:
             transient = status in _TRANSIENT_STATUS or status >= 500
         if transient and should_retry != "false":
-            return TransientModelError(text, retry_after=parse_retry_after(headers))
+            return TransientModelError(text, retry_after=retry_after_seconds(headers))
         hint = ""
         if status in (401, 403):
             hint = " (check the API key configured for this model)"

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from dotenv import dotenv_values, find_dotenv
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from econbench.agents.models._http import redact
 from econbench.agents.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -418,9 +419,8 @@ def make_limiter(names: Iterable[str], settings: SettingsArg = None) -> Concurre
 
 
 def _redact(text: str, secret: str | None) -> str:
-    if secret and secret != DUMMY_KEY and len(secret) >= 4 and secret in text:
-        return text.replace(secret, "[redacted]")
-    return text
+    """The shared redaction (``_http.redact``), for providers that do none of their own."""
+    return redact(text, [secret] if secret != DUMMY_KEY else [])
 
 
 class PricedProvider(ModelProvider):

@@ -13,8 +13,9 @@ nor hide one in the stock left behind.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
-from econbench.coffee.state import Stock
+from econbench.coffee.state import Deal, Firm, Stock
 
 EPS = 1e-9
 
@@ -58,3 +59,18 @@ def expire(stock: Stock, open_deals: set[str]) -> None:
     """Forget lots whose return window has closed (``open_deals``: still returnable)."""
     for deal_id in [d for d in stock.lots if d not in open_deals]:
         del stock.lots[deal_id]
+
+
+def expire_closed(deals: Iterable[Deal], firms: Iterable[Firm], next_day: int, window: int) -> None:
+    """19:00: purchases whose return window has closed by ``next_day`` stop being lots."""
+    returnable = {
+        d.id
+        for d in deals
+        if d.status == "delivered"
+        and d.delivered_day is not None
+        and next_day - d.delivered_day <= window
+    }
+    for firm in firms:
+        for stock in firm.stock.values():
+            if stock.lots:
+                expire(stock, returnable)

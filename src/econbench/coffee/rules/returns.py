@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from econbench.coffee.rules import lots, spoilage
-from econbench.coffee.state import Cents, Deal, Firm, Invoice
+from econbench.coffee.state import Cents, Deal, Firm, Invoice, dollars
 
 if TYPE_CHECKING:
     from econbench.coffee.world import World
@@ -97,3 +97,24 @@ def book_return(world: World, buyer: Firm, inv: Invoice, deal: Deal, qty: int) -
         world.add_invoice(refund)
         refund_id = refund.id
     return ReturnPosting(credit=credit, refund_invoice_id=refund_id)
+
+
+def return_goods(
+    world: World, buyer: Firm, inv: Invoice, deal: Deal, qty: int, reason: str
+) -> ReturnPosting:
+    """A checked return: post it, log it and wake the seller."""
+    posting = book_return(world, buyer, inv, deal, qty)
+    world.emit(
+        "return",
+        invoice_id=inv.id,
+        deal_id=deal.id,
+        buyer=buyer.id,
+        seller=deal.seller,
+        item=deal.item,
+        qty=qty,
+        credit=dollars(posting.credit),
+        reason=reason,
+        refund_invoice_id=posting.refund_invoice_id,
+    )
+    world.wake(deal.seller, f"return of {qty} kg {deal.item} from {buyer.id} on {inv.id}")
+    return posting

@@ -25,7 +25,7 @@ import torch
 
 from econbench.agents.models.base import ChatMessage
 from econbench.allo.actors import Input, Reply, UserText
-from econbench.hf.posttrain.policy import LMPolicy
+from econbench.hf.posttrain.policy import ConversationActor, LMPolicy
 from econbench.hf.provider import loop_period
 
 
@@ -38,17 +38,15 @@ def sample_token(logits: torch.Tensor, temperature: float, rng: np.random.Genera
     return min(int(torch.searchsorted(cdf, u, right=True)), logits.numel() - 1)
 
 
-class FreeTextActor:
+class FreeTextActor(ConversationActor):
     """The model as an R0 actor that writes its own replies (see the module docstring)."""
 
     name = "posttrain-free"
 
     def __init__(self, policy: LMPolicy, rng: np.random.Generator, reply_tokens: int) -> None:
-        self.policy = policy
+        super().__init__(policy)
         self.rng = rng
         self.reply_tokens = int(reply_tokens)
-        self.messages: list[ChatMessage] = []
-        self.text = ""  # the conversation text fed so far, up to the end of the last reply
         self.ids: list[int] = []  # every token fed, then the sampled replies
         self.pending: list[int] = []  # the last sampled token, not fed yet
         self.ended_on: int | None = None  # the stop token that ended the last reply
@@ -57,23 +55,11 @@ class FreeTextActor:
         self.logp: list[float] = []  # each reply's summed token log-probability (sampling)
         self.replies: list[str] = []
 
-    def start(self, system_prompt: str, tools: list[Any], max_tokens: int) -> None:
-        if tools:
-            raise ValueError("post-training plays the R0 urn, which has no tools")
-        self.messages = [ChatMessage("system", system_prompt)]
-
     def respond(self, inputs: Sequence[Input]) -> Reply:
-        for item in inputs:
-            if isinstance(item, UserText):
-                self.messages.append(ChatMessage("user", item.text))
         p = self.policy
-        prompt = p.render(self.messages)
-        if not prompt.startswith(self.text):
-            raise ValueError(
-                "the chat template does not render the earlier replies unchanged; "
-                "free-text post-training needs a template that extends the conversation"
-            )
-        segment = p.encode(prompt[len(self.text) :])
+        prompt, segment = self.new_prompt_tokens(
+            [item.text for item in inputs if isinstance(item, UserText)]
+        )
         if self.ended_on is not None and segment[:1] == [self.ended_on]:
             segment = segment[1:]  # the template's end of turn is the token the model sampled
         new_ids = [*self.pending, *segment]

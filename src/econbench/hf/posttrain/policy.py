@@ -72,3 +72,31 @@ class LMPolicy:
         """Like :meth:`feed`, but only the (PASS, KEEP) logits of the next token."""
         last, cache = self.feed(new_ids, cache)
         return torch.stack([last[self.actions.pass_], last[self.actions.keep]]), cache
+
+
+class ConversationActor:
+    """What both rollout actors share: the conversation so far, and the tokens a new prompt
+    adds to it (the chat template must render the earlier turns unchanged, so only the new text
+    is fed and the KV cache keeps the rest)."""
+
+    def __init__(self, policy: LMPolicy) -> None:
+        self.policy = policy
+        self.messages: list[ChatMessage] = []
+        self.text = ""  # the conversation text fed so far, up to the end of the last answer
+
+    def start(self, system_prompt: str, tools: list[Any], max_tokens: int) -> None:
+        if tools:
+            raise ValueError("post-training plays the R0 urn, which has no tools")
+        self.messages = [ChatMessage("system", system_prompt)]
+
+    def new_prompt_tokens(self, texts: Sequence[str]) -> tuple[str, list[int]]:
+        """Append the user turns ``texts``; return the rendered prompt and the tokens it adds
+        to the text fed so far."""
+        self.messages += [ChatMessage("user", text) for text in texts]
+        prompt = self.policy.render(self.messages)
+        if not prompt.startswith(self.text):
+            raise ValueError(
+                "the chat template does not render the earlier replies unchanged; "
+                "post-training needs a template that extends the conversation"
+            )
+        return prompt, self.policy.encode(prompt[len(self.text) :])

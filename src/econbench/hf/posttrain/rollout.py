@@ -35,7 +35,7 @@ from econbench.allo.stream import StreamConfig, generate_stream, stream_config_f
 from econbench.hf.posttrain.actions import reply_text
 from econbench.hf.posttrain.config import RolloutMode
 from econbench.hf.posttrain.freetext import FreeTextActor
-from econbench.hf.posttrain.policy import LMPolicy, two_way_logprobs
+from econbench.hf.posttrain.policy import ConversationActor, LMPolicy, two_way_logprobs
 from econbench.hf.posttrain.returns import DecisionOutcome, score_decisions
 
 __all__ = ["EpisodeRollout", "LMPolicy", "collect", "play_rollout", "two_way_logprobs"]
@@ -86,16 +86,14 @@ class EpisodeRollout:
         ]
 
 
-class DecisionActor:
+class DecisionActor(ConversationActor):
     """The model as a forced-choice R0 actor (see the module docstring)."""
 
     name = "posttrain"
 
     def __init__(self, policy: LMPolicy, rng: np.random.Generator) -> None:
-        self.policy = policy
+        super().__init__(policy)
         self.rng = rng
-        self.messages: list[ChatMessage] = []
-        self.text = ""  # the conversation text fed so far, up to the last answer word
         self.ids: list[int] = []
         self.pending: list[int] = []  # the last answer's tokens, fed with the next prompt
         self.cache: Any = None
@@ -105,23 +103,11 @@ class DecisionActor:
         self.logp: list[float] = []
         self.spelled: list[tuple[int, ...]] = []
 
-    def start(self, system_prompt: str, tools: list[Any], max_tokens: int) -> None:
-        if tools:
-            raise ValueError("post-training plays the R0 urn, which has no tools")
-        self.messages = [ChatMessage("system", system_prompt)]
-
     def respond(self, inputs: Sequence[Input]) -> Reply:
-        for item in inputs:
-            if isinstance(item, UserText):
-                self.messages.append(ChatMessage("user", item.text))
         p = self.policy
-        prompt = p.render(self.messages)
-        if not prompt.startswith(self.text):
-            raise ValueError(
-                "the chat template does not extend the conversation it rendered before; "
-                "post-training needs a template that renders earlier turns unchanged"
-            )
-        segment = p.encode(prompt[len(self.text) :])
+        prompt, segment = self.new_prompt_tokens(
+            [item.text for item in inputs if isinstance(item, UserText)]
+        )
         if self.keeps:
             self._spelled(segment[:1])
         new_ids = [*self.pending, *segment, *p.actions.prefix]

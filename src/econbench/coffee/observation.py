@@ -1,0 +1,189 @@
+"""What an agent sees (docs/coffeebench.md §10): the wake-up observation and the public views.
+
+An agent learns about the world only from this observation and from tool results, so both
+are built here, from the same views of listings, offers, deals and batches. They show a
+firm its own accounts and what is public on the exchange, never another firm's cash or costs,
+the demand constants, the loyalty draws or the shipping probabilities (docs/coffeebench.md
+§4). ``render.py`` turns the observation into the text a model reads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from econbench.coffee.config import GREEN_ITEMS
+from econbench.coffee.state import Deal, Listing, Offer, dollars
+
+if TYPE_CHECKING:
+    from econbench.coffee.world import World
+
+
+def hhmm(minute: int) -> str:
+    """A minute of the day as the clock time agents and logs read, e.g. 09:00."""
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def observe(world: World, firm_id: str) -> dict[str, Any]:
+    """The wake-up observation, as data; consumes the queued wake reasons and notices and
+    marks the firm's deals so far as seen."""
+    firm = world.firm(firm_id)
+    clock = firm.clock
+    reasons, clock.reasons = clock.reasons, []
+    notices, firm.notices = firm.notices, []
+    clock.needs_observation = False
+    sheet = world.balance_sheet(firm_id)
+    inbound = world.inbound(firm_id)
+    receivables, payables = world.receivables(firm_id), world.payables(firm_id)
+    new_deals = _new_deals(world, firm_id)
+    firm.seen_deal_seq = world.state.counters.deal
+    unread: dict[str, int] = {}
+    for msg in world.state.messages.values():
+        if msg.recipient == firm_id and not msg.read:
+            unread[msg.sender] = unread.get(msg.sender, 0) + 1
+    obs: dict[str, Any] = {
+        "day": world.day,
+        "time": hhmm(clock.minute),
+        "days_total": world.config.days,
+        "firm": firm_id,
+        "role": firm.role,
+        "wake_reasons": reasons,
+        "cash": dollars(firm.cash),
+        "inventory_value": dollars(sheet["inventory"]),
+        "receivables": {
+            "total": dollars(sheet["ar"]),
+            "open": len(receivables),
+            "overdue": sum(1 for i in receivables if world.day > i.due_day),
+        },
+        "payables": {
+            "total": dollars(sheet["ap"]),
+            "open": len(payables),
+            "overdue": sum(1 for i in payables if world.day > i.due_day),
+        },
+        "stock": {
+            item: {
+                "on_hand": s.qty,
+                "inbound": inbound[item],
+                "avg_cost": round(s.unit_cost() / 100, 2),
+            }
+            for item, s in firm.stock.items()
+        },
+        "capacity": {
+            "cap": firm.inventory_cap,
+            "committed": world.committed_holdings(firm_id),
+            "headroom": world.cap_headroom(firm_id),
+        },
+        "actions_left_today": max(
+            0, (world.econ.day_end_minute - clock.minute) // world.econ.minutes_per_tool
+        ),
+        "my_open_listings": [
+            listing_view(world, lst)
+            for lst in world.open_listings.values()
+            if lst.seller == firm_id
+        ],
+        "offers_in": [offer_view(o) for o in world.pending_offers.values() if o.seller == firm_id],
+        "offers_out": [offer_view(o) for o in world.pending_offers.values() if o.buyer == firm_id],
+        "new_deals": [deal_view(d, firm_id) for d in new_deals],
+        "unread_messages": unread,
+        "notices": notices,
+        "bankrupt_firms": [f.id for f in world.state.firms.values() if f.bankrupt],
+    }
+    obs.update(_role_part(world, firm_id))
+    return obs
+
+
+def _new_deals(world: World, firm_id: str) -> list[Deal]:
+    """The firm's deals made since its last observation, oldest first."""
+    seen = world.firm(firm_id).seen_deal_seq
+    new = []
+    for deal in reversed(world.state.deals.values()):
+        if deal.seq <= seen:
+            break
+        if firm_id in (deal.buyer, deal.seller):
+            new.append(deal)
+    new.reverse()
+    return new
+
+
+def _role_part(world: World, firm_id: str) -> dict[str, Any]:
+    """What only a retailer, a roaster or a farm is shown."""
+    firm, econ = world.firm(firm_id), world.econ
+    if firm.role == "retailer":
+        return {
+            "retail_prices": {i: dollars(p) for i, p in firm.retail_prices.items()},
+            "yesterday_sales": {
+                item: {"qty": s.qty, "price": dollars(s.price), "revenue": dollars(s.qty * s.price)}
+                for s in world.state.consumer_sales
+                if s.firm == firm_id and s.day == world.day - 1
+                for item in [s.item]
+            },
+        }
+    if firm.role == "roaster":
+        return {
+            "pending_roasts": batch_views(world, firm_id),
+            "roast_capacity_left_kg": econ.roast_daily_cap_kg - firm.roasted_today_kg,
+        }
+    return {
+        "pending_production": batch_views(world, firm_id),
+        "production_left_today": {
+            item: econ.production[item].daily_cap - firm.produced_today.get(item, 0)
+            for item in GREEN_ITEMS
+        },
+    }
+
+
+# ------------------------------------------------------------------ views
+def listing_view(world: World, lst: Listing) -> dict[str, Any]:
+    return {
+        "listing_id": lst.id,
+        "seller": lst.seller,
+        "item_id": lst.item,
+        "qty": lst.qty,
+        "asking_price": dollars(lst.price),
+        "payment_terms_days": lst.terms,
+        "posted_day": lst.day,
+        "delivery_eta": f"day {world.day + world.econ.shipping_days} 09:00 if accepted today",
+    }
+
+
+def offer_view(o: Offer) -> dict[str, Any]:
+    return {
+        "offer_id": o.id,
+        "listing_id": o.listing_id,
+        "buyer": o.buyer,
+        "seller": o.seller,
+        "item_id": o.item,
+        "qty": o.qty,
+        "offered_price": dollars(o.price),
+        "payment_terms_days": o.terms,
+        "message": o.message,
+        "day": o.day,
+        "status": o.status,
+    }
+
+
+def deal_view(d: Deal, firm_id: str) -> dict[str, Any]:
+    """A deal as one of its parties sees it (never the seller's cost)."""
+    return {
+        "deal_id": d.id,
+        "role": "seller" if d.seller == firm_id else "buyer",
+        "counterparty": d.buyer if d.seller == firm_id else d.seller,
+        "item_id": d.item,
+        "qty": d.qty,
+        "price": dollars(d.price),
+        "payment_terms_days": d.terms,
+        "deal_day": d.day,
+        "status": d.status,
+        "expected_delivery_day": d.ship_day if d.status in ("pending", "delayed") else None,
+        "delivered_day": d.delivered_day,
+        "invoice_id": d.invoice_id,
+        "returned_qty": d.returned_qty,
+        "spoiled_in_transit_kg": d.spoiled_qty,
+    }
+
+
+def batch_views(world: World, firm_id: str) -> list[dict[str, Any]]:
+    return [
+        {"batch_id": b.id, "item_id": b.item, "qty": b.qty, "ready_day": b.ready_day}
+        for b in world.state.batches.values()
+        if b.firm == firm_id
+    ]

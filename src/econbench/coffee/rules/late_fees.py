@@ -1,0 +1,40 @@
+"""Late fees (docs/coffeebench.md §6): 0.1 % a day of an overdue invoice's principal.
+
+Every evening each open invoice past its due day accrues the rate on its outstanding
+principal (principal − credits), rounded to cents, simple and not compounding: the payer
+books interest expense, the issuer interest income. Nothing accrues while either party is
+bankrupt, so a failed firm's debts do not grow after its creditors wrote them off.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from econbench.coffee.rules import ledger
+from econbench.coffee.state import dollars
+
+if TYPE_CHECKING:
+    from econbench.coffee.world import World
+
+
+def apply(world: World) -> None:
+    """19:00: charge today's fee on every overdue open invoice, in invoice order."""
+    rate = world.econ.late_fee_rate
+    for invoice in list(world.open_invoices.values()):
+        if world.day <= invoice.due_day:
+            continue
+        issuer, payer = world.firm(invoice.issuer), world.firm(invoice.payer)
+        if issuer.bankrupt or payer.bankrupt:
+            continue
+        fee = round(invoice.outstanding_principal * rate)
+        if fee <= 0:
+            continue
+        invoice.fees += fee
+        ledger.post_late_fee(issuer, payer, fee)
+        world.emit(
+            "late_fee",
+            invoice_id=invoice.id,
+            issuer=issuer.id,
+            payer=payer.id,
+            amount=dollars(fee),
+        )
