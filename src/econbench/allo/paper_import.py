@@ -44,7 +44,7 @@ from econbench import __version__
 from econbench.allo.families import FAMILY_NAMES
 from econbench.allo.game import EpisodeResult, Game
 from econbench.allo.metrics import summarize
-from econbench.allo.paper_r3 import R3SessionError, replay_r3
+from econbench.allo.paper_r3 import R3SessionError, replay_r3, turn_head
 from econbench.allo.paper_sources import (
     Folder,
     parse_folder,
@@ -173,14 +173,7 @@ def replay_episode(
     i = 0
 
     def base(t: int, cls: int, sighting: int, kind: str) -> dict[str, Any]:
-        return {
-            "t": t,
-            "cls": cls,
-            "label": labels[cls],
-            "sighting": sighting,
-            "first_sight": sighting == 1,
-            "kind": kind,
-        }
+        return turn_head(t, cls, labels[cls], sighting, kind)
 
     while not game.done:
         turn = game.turn()

@@ -41,6 +41,19 @@ USAGE_KEYS = {
 }
 
 
+def turn_head(t: int, cls: int, label: str, sighting: int, kind: str) -> dict[str, Any]:
+    """The fields every replayed turn record starts with (those the runner's records start
+    with)."""
+    return {
+        "t": t,
+        "cls": cls,
+        "label": label,
+        "sighting": sighting,
+        "first_sight": sighting == 1,
+        "kind": kind,
+    }
+
+
 class R3SessionError(ValueError):
     """The stored session contradicts itself or its stream (the message names the problem)."""
 
@@ -138,12 +151,7 @@ def replay_r3(
     def base(t: int, cls: int, sighting: int, kind: str) -> dict[str, Any]:
         said = talk.get(t, {})
         return {
-            "t": t,
-            "cls": cls,
-            "label": labels[cls],
-            "sighting": sighting,
-            "first_sight": sighting == 1,
-            "kind": kind,
+            **turn_head(t, cls, labels[cls], sighting, kind),
             "observation": said.get("observation", ""),
             "replies": said.get("replies", []),
         }

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from econbench.coffee.rules.ledger import opex_breakdown
 from econbench.coffee.state import Firm, dollars
 from econbench.coffee.world import World
 
@@ -83,14 +84,7 @@ def firm_summary(world: World, firm: Firm, policy: str, daily: list[dict[str, An
         "messages_read": firm.messages_read,
         "gross_revenue": dollars(books.revenue),
         "returns": dollars(books.returns),
-        "opex_breakdown": {
-            "fixed": dollars(books.opex_fixed),
-            "spoilage": dollars(books.spoilage),
-            "shipment_writeoffs": dollars(books.shipment_writeoffs),
-            "production_writeoffs": dollars(books.production_writeoffs),
-            "bad_debt": dollars(books.bad_debt),
-            "inventory_writedowns": dollars(books.writedowns),
-        },
+        "opex_breakdown": opex_breakdown(books),
         "cash_end": dollars(firm.cash),
         "equity_end": dollars(sheet["equity"]),
         "deals_as_seller": sum(1 for d in state.deals.values() if d.seller == firm.id),
