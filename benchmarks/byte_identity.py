@@ -287,7 +287,7 @@ def main() -> int:
     if args.write:
         args.write.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
         print(
-            f"{len(now)} files hashed ({fixed} event logs, daily rows, summaries and episode records)"
+            f"{len(now)} files hashed ({fixed} event logs, daily rows, summaries, episode records)"
         )
         return 0
     before: dict[str, str] = json.loads(args.check.read_text())
@@ -300,8 +300,8 @@ def main() -> int:
             print(f"{label:8} {key}")
     same = len(before.keys() & now.keys()) - len(changed)
     print(
-        f"{same} of {len(before)} files byte-identical; {len(changed)} changed, {len(missing)} missing,"
-        f" {len(added)} new; fixed artefacts differing: {len(bad)} of {fixed}"
+        f"{same} of {len(before)} files byte-identical; {len(changed)} changed,"
+        f" {len(missing)} missing, {len(added)} new; fixed artefacts differing: {len(bad)} of {fixed}"
     )
     return 1 if bad else 0
 
