@@ -301,7 +301,8 @@ def main() -> int:
     same = len(before.keys() & now.keys()) - len(changed)
     print(
         f"{same} of {len(before)} files byte-identical; {len(changed)} changed,"
-        f" {len(missing)} missing, {len(added)} new; fixed artefacts differing: {len(bad)} of {fixed}"
+        f" {len(missing)} missing, {len(added)} new;"
+        f" fixed artefacts differing: {len(bad)} of {fixed}"
     )
     return 1 if bad else 0
 
