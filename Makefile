@@ -1,27 +1,41 @@
 # Two entry points do all set-up: `make run` (offline CoffeeBench) and `make test`.
+# `make run` installs the package with its base dependencies only (no torch: the offline
+# economy needs none of the training stack); `make test` adds the dev and train extras.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+BASE_STAMP := $(VENV)/.installed-base
+TEST_STAMP := $(VENV)/.installed-test
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
-.PHONY: run test lint install clean
+.PHONY: run test lint install install-test clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,train]'
-	touch $(STAMP)
+	$(PIP) --upgrade pip
 
-install: $(STAMP)
+$(BASE_STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) -e .
+	touch $(BASE_STAMP)
 
-run: $(STAMP)
+$(TEST_STAMP): $(BASE_STAMP)
+	$(PIP) -e '.[dev,train]'
+	touch $(TEST_STAMP)
+
+install: $(BASE_STAMP)
+
+install-test: $(TEST_STAMP)
+
+run: $(BASE_STAMP)
 	$(BIN)/econbench coffee run $(ARGS)
 
-test: $(STAMP)
+# Bytecode is written even where the environment sets PYTHONDONTWRITEBYTECODE: otherwise every
+# worker and every test subprocess compiles econbench and the test modules again.
+test: $(TEST_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n 2
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from econbench.allo import paper_published as P
 from econbench.allo.metrics import summarize
-from econbench.allo.paper_check import paper_checks
-from econbench.allo.paper_import import import_runs
 from econbench.allo.policies import make_policy, play_many
 from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_streams
+from econbench.runs.allo.paper_check import paper_checks
+from econbench.runs.allo.paper_import import import_runs
 
 REFERENCE_POLICIES = ("eager", "wait:2", "bayes", "never")
 

@@ -32,11 +32,11 @@ from typing import Any
 import torch
 
 from econbench.allo.framings import get_framing
+from econbench.allo.posttrain.config import TrainConfig
 from econbench.allo.runner import CellSpec, play_cell, summary_of
 from econbench.allo.stream import StreamConfig
-from econbench.hf.posttrain.config import TrainConfig
-from econbench.hf.posttrain.trainer import train
-from econbench.hf.posttrain.transfer import (
+from econbench.runs.allo.training import train
+from econbench.runs.allo.transfer import (
     TransferSpec,
     forced_markdown,
     run_forced,
@@ -115,7 +115,7 @@ def main() -> None:
         print(f"[{name}: {timings[name]:.0f} s]", flush=True)
 
     if args.model is None:
-        from econbench.hf.prepare import prepare
+        from econbench.agents.models.hf.prepare import prepare
 
         model = prepare("smollm2", log=lambda m: print(m, flush=True))
     else:

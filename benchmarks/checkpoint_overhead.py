@@ -23,11 +23,11 @@ from pathlib import Path
 from econbench.agents.models.registry import register_scripted
 from econbench.agents.tools import ToolCall
 from econbench.coffee import world as world_module
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import NullSink
-from econbench.coffee.run import resume_to_dir, run_to_dir
 from econbench.coffee.sim import CoffeeRun
 from econbench.runs import checkpoint as checkpoint_module
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import resume_to_dir, run_to_dir
 
 
 class _Killed(BaseException):

@@ -12,9 +12,10 @@ that cannot be gamed" and "Offline scores"):
 
 from __future__ import annotations
 
-from econbench.coffee.config import GREEN, RunConfig
+from econbench.coffee.config import GREEN
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
 
 SEEDS = (0, 1, 2)
 

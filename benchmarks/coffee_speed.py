@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import NullSink
-from econbench.coffee.run import run_to_dir
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import run_to_dir
 
 
 def timed(fn):

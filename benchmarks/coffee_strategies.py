@@ -18,11 +18,12 @@ import time
 from multiprocessing import get_context
 from typing import Any
 
-from econbench.coffee.config import FIRMS, RunConfig, role_of
+from econbench.coffee.config import FIRMS, role_of
 from econbench.coffee.events import NullSink
 from econbench.coffee.metrics import firm_summary
 from econbench.coffee.policies import UnknownPolicyError, make_policy
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
 
 FOCAL = "roaster_A"
 RIVAL = "roaster_B"

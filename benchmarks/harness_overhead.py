@@ -21,11 +21,12 @@ from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.models.scripted import ScriptedModel
 from econbench.agents.react import LLMAgent
 from econbench.agents.tools import ToolCall
-from econbench.coffee.config import FIRMS, RunConfig
+from econbench.coffee.config import FIRMS
 from econbench.coffee.events import MemorySink, NullSink
 from econbench.coffee.prompts import system_prompt
 from econbench.coffee.render import render_observation
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
 
 
 def recorded(config: RunConfig) -> dict[str, list[ToolCall]]:

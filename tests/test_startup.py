@@ -55,7 +55,8 @@ def test_a_scripted_coffee_run_loads_no_allobench_gymnasium_or_sdk(tmp_path: Pat
     loaded = loaded_after(code, tmp_path)
     assert (tmp_path / "run" / "summary.json").is_file()
     assert [m for m in HEAVY if m in loaded] == []
-    assert not any(m.startswith(("econbench.allo", "econbench.hf")) for m in loaded)
+    foreign = ("econbench.allo", "econbench.runs.allo", "econbench.agents.models.hf")
+    assert not any(m.startswith(foreign) for m in loaded)
     assert "rich.progress" not in loaded  # --quiet shows no bar
 
 
@@ -116,3 +117,25 @@ def test_a_lazy_command_runs_and_an_unknown_one_is_refused() -> None:
     assert group.get_command(ctx, "nope") is None
     result = CliRunner().invoke(cli.app, ["nope"])
     assert result.exit_code == 2 and "No such command" in result.output
+
+
+def test_version_prints_the_package_version_and_loads_no_command(tmp_path: Path) -> None:
+    from econbench import __version__
+
+    result = CliRunner().invoke(cli.app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"econbench {__version__}\n"
+    code = (
+        "from econbench.cli import app\ntry:\n    app(['--version'])\nexcept SystemExit:\n    pass"
+    )
+    loaded = loaded_after(code, tmp_path)
+    assert sorted(m for m in loaded if m.startswith("econbench")) == ["econbench", "econbench.cli"]
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_no_help_text_loses_its_brackets(name: str) -> None:
+    # Help is plain text: with Rich markup, "[run]" or "[models.…]" would print as nothing.
+    command = cli.load_command(name)
+    ctx = command.make_context(name, ["--help"], resilient_parsing=True)
+    assert ctx.command.rich_markup_mode is None
+    for sub in getattr(command, "commands", {}).values():
+        assert sub.rich_markup_mode is None, sub.name

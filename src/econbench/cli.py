@@ -1,11 +1,15 @@
 """The ``econbench`` command line: one sub-application per benchmark, loaded when it runs.
 
 Importing this module loads Typer and nothing of econbench: each top-level command lives in
-its own module (``coffee/cli.py``, ``allo/cli.py``, ``runs/*_cli.py``, ``hf/models_cli.py``),
-imported only when that command is invoked, so ``econbench --help`` or a scripted coffee run
-does not pay for Gymnasium, provider SDKs, pandas or matplotlib. The root help lists the
-commands from the one-line summaries below; a test checks that they match what each module
-declares.
+its own module (``runs/coffee/cli.py``, ``runs/allo/cli.py``, ``runs/*_cli.py``, the local
+models' CLI), imported only when that command is invoked, so ``econbench --help`` or a
+scripted coffee run does not pay for Gymnasium, provider SDKs, pandas or matplotlib. The root
+help lists the commands from the one-line summaries below; a test checks that they match what
+each module declares.
+
+Help and errors are plain text (``rich_markup_mode=None`` here, which every sub-command built
+under the root inherits): Rich markup would read the brackets of ``[run]``, ``[models]`` or
+``[redacted]`` as style tags and print nothing in their place.
 """
 
 from __future__ import annotations
@@ -52,11 +56,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "Run an experiment's matrix of runs (agents × seeds × variants, or AlloBench cells).",
     ),
     "coffee": LazyCommand(
-        "econbench.coffee.cli", "CoffeeBench: the 90-day coffee economy.", app="app"
+        "econbench.runs.coffee.cli", "CoffeeBench: the 90-day coffee economy.", app="app"
     ),
-    "allo": LazyCommand("econbench.allo.cli", "AlloBench: online tool allocation.", app="app"),
+    "allo": LazyCommand("econbench.runs.allo.cli", "AlloBench: online tool allocation.", app="app"),
     "models": LazyCommand(
-        "econbench.hf.models_cli", "Local models for hf/PATH: prepare smollm2 or tiny."
+        "econbench.agents.models.hf.cli", "Local models for hf/PATH: prepare smollm2 or tiny."
     ),
 }
 """The top-level commands in the order the help lists them."""
@@ -66,7 +70,7 @@ def load_command(name: str) -> Any:
     """Import the module of command ``name`` and build its click command as the root would."""
     spec = COMMANDS[name]
     module = importlib.import_module(spec.module)
-    holder = typer.Typer()
+    holder = typer.Typer(rich_markup_mode=None)  # a sub-command inherits its builder's mode
     if spec.app is not None:
         holder.add_typer(getattr(module, spec.app), name=name, help=spec.summary)
     else:
@@ -106,14 +110,12 @@ class LazyGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        # Listing the commands needs only their summaries, not their modules; and the root
-        # help is plain text, as Typer's rich help renderer alone costs 0.2 s of CPU to load.
-        # Errors and every sub-command's help stay rich.
-        self._summaries_only, mode, self.rich_markup_mode = True, self.rich_markup_mode, None
+        # Listing the commands needs only their summaries, not their modules.
+        self._summaries_only = True
         try:
             super().format_help(ctx, formatter)
         finally:
-            self._summaries_only, self.rich_markup_mode = False, mode
+            self._summaries_only = False
 
 
 app = typer.Typer(
@@ -121,11 +123,29 @@ app = typer.Typer(
     help="econbench: CoffeeBench and AlloBench, LLM agents making economic decisions.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
+def print_version(value: bool) -> None:
+    """``--version``: the installed package's version, then exit (before any command runs)."""
+    if value:
+        from econbench import __version__
+
+        typer.echo(f"econbench {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
+def main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print the econbench version and exit.",
+        callback=print_version,
+        is_eager=True,
+    ),
+) -> None:
     # A root callback makes Typer build a group, whose commands LazyGroup supplies.
     pass
 

@@ -18,24 +18,26 @@ from typing import Any
 _SEPARATORS = (",", ":")
 MAX_DEPTH = 64
 """Levels kept when a line has to be cleaned (no log row of the harness needs more)."""
+_ENCODERS = {
+    sort_keys: json.JSONEncoder(
+        separators=_SEPARATORS, ensure_ascii=False, allow_nan=False, sort_keys=sort_keys
+    )
+    for sort_keys in (False, True)
+}
+"""What ``json.dumps`` builds anew at every call with these options, built once (an
+encoder keeps no state between calls); a run writes a line per event."""
 
 
 def json_line(obj: Any, *, sort_keys: bool = False) -> str:
     """``obj`` as one strict-JSON line (no newline), valid UTF-8."""
+    encode = _ENCODERS[bool(sort_keys)].encode
     try:
-        text = json.dumps(
-            obj, separators=_SEPARATORS, ensure_ascii=False, allow_nan=False, sort_keys=sort_keys
-        )
-        text.encode("utf-8")
+        text = encode(obj)
+        if not text.isascii():  # only a non-ASCII text can hold a lone surrogate
+            text.encode("utf-8")
         return text
     except (ValueError, UnicodeEncodeError, TypeError, RecursionError):
-        return json.dumps(
-            _clean(obj),
-            separators=_SEPARATORS,
-            ensure_ascii=False,
-            allow_nan=False,
-            sort_keys=sort_keys,
-        )
+        return encode(_clean(obj))
 
 
 def _clean(value: Any, depth: int = 0) -> Any:

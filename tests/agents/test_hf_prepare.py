@@ -22,8 +22,8 @@ pytest.importorskip("transformers")
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("accelerate")
 
-from econbench.hf import prepare as prep  # noqa: E402
-from econbench.hf.prepare import (  # noqa: E402
+from econbench.agents.models.hf import prepare as prep  # noqa: E402
+from econbench.agents.models.hf.prepare import (  # noqa: E402
     MARKER,
     GGUFSource,
     PrepareError,
@@ -32,7 +32,7 @@ from econbench.hf.prepare import (  # noqa: E402
     locate_package,
     prepare_gguf_model,
 )
-from econbench.hf.tiny import make_tiny_llama  # noqa: E402
+from econbench.agents.models.hf.tiny import make_tiny_llama  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -281,3 +281,37 @@ def test_prepare_real_smollm2(tmp_path: Path) -> None:
         )
     )
     assert "Paris" in reply.text
+
+
+def test_the_prepared_tiny_model_plays_a_coffeebench_day_out_of_the_box(tmp_path: Path) -> None:
+    """Its window holds CoffeeBench's ~13k-token first prompt, with no per-model settings."""
+    from econbench.agents.models.hf.loading import clear_model_cache
+    from econbench.agents.models.hf.tiny import PREPARED_WINDOW
+    from econbench.runs.coffee.config import RunConfig
+    from econbench.runs.coffee.run import run_to_dir
+
+    folder = prep.prepare("tiny", tmp_path / "tiny")
+    config = json.loads((folder / "config.json").read_text())
+    assert config["max_position_embeddings"] == PREPARED_WINDOW
+    name = f"hf/{folder}"
+    run = RunConfig(seed=1, days=1, agents={"default": "scripted", "roaster_A": name})
+    summary = run_to_dir(run, tmp_path / "run")
+    clear_model_cache()
+    assert summary["status"] == "completed" and summary["days_run"] == 1
+    roaster = summary["firms"]["roaster_A"]
+    assert roaster["llm_calls"] >= 1
+    assert roaster["input_tokens"] > 8192  # what the 8k window of before could not hold
+
+
+def test_a_tiny_folder_prepared_with_the_old_window_is_rebuilt(tmp_path: Path) -> None:
+    out = tmp_path / "tiny"
+    make_tiny_llama(out)  # the 8k window of earlier versions, marked as they marked it
+    (out / MARKER).write_text(json.dumps({"source": "tiny", "econbench": "0.0.9"}))
+    messages: list[str] = []
+    folder = prep.prepare("tiny", out, log=messages.append)
+    assert not any("reusing" in m for m in messages)
+    assert json.loads((folder / "config.json").read_text())["max_position_embeddings"] == 32_768
+    assert json.loads((folder / MARKER).read_text())["source"] == prep.TINY_SOURCE
+    again: list[str] = []
+    prep.prepare("tiny", out, log=again.append)
+    assert any("reusing" in m for m in again)

@@ -20,6 +20,22 @@ from econbench.agents.models.base import (  # noqa: E402
     ContextOverflowError,
     GenerateConfig,
 )
+from econbench.agents.models.hf import provider as hf_provider  # noqa: E402
+from econbench.agents.models.hf.loading import (  # noqa: E402
+    CHATML_TEMPLATE,
+    LocalModelWarning,
+    clear_model_cache,
+    load_causal_lm,
+)
+from econbench.agents.models.hf.provider import (  # noqa: E402
+    HFProvider,
+    Sampling,
+    chat_messages,
+    loop_period,
+    render_prompt,
+    sample_tokens,
+)
+from econbench.agents.models.hf.tiny import make_tiny_llama  # noqa: E402
 from econbench.agents.models.registry import (  # noqa: E402
     ModelConfigError,
     ModelSettings,
@@ -28,22 +44,6 @@ from econbench.agents.models.registry import (  # noqa: E402
     parse_model_name,
 )
 from econbench.agents.tools import ToolCall, ToolSpec, tool  # noqa: E402
-from econbench.hf import provider as hf_provider  # noqa: E402
-from econbench.hf.loading import (  # noqa: E402
-    CHATML_TEMPLATE,
-    LocalModelWarning,
-    clear_model_cache,
-    load_causal_lm,
-)
-from econbench.hf.provider import (  # noqa: E402
-    HFProvider,
-    Sampling,
-    chat_messages,
-    loop_period,
-    render_prompt,
-    sample_tokens,
-)
-from econbench.hf.tiny import make_tiny_llama  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -399,7 +399,8 @@ def test_missing_extra_is_one_clear_error(tiny: Path, monkeypatch: pytest.Monkey
 
 
 def test_allobench_r0_cell_with_a_random_local_model(tiny: Path, tmp_path: Path) -> None:
-    from econbench.allo.runner import CellSpec, run_cell
+    from econbench.allo.runner import CellSpec
+    from econbench.runs.allo.cell import run_cell
 
     policy = f"hf/{tiny}"
     summary = run_cell(
@@ -414,8 +415,8 @@ def test_allobench_r0_cell_with_a_random_local_model(tiny: Path, tmp_path: Path)
 
 
 def test_coffeebench_two_days_with_a_local_roaster(tiny: Path, tmp_path: Path) -> None:
-    from econbench.coffee.config import RunConfig
-    from econbench.coffee.run import run_to_dir
+    from econbench.runs.coffee.config import RunConfig
+    from econbench.runs.coffee.run import run_to_dir
 
     name = f"hf/{tiny}"
     config = RunConfig(

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from econbench.agents.tools import ToolSpec, tool
-from econbench.hf.toolcall import (
+from econbench.agents.models.hf.toolcall import (
     EXAMPLE_CALL,
     ParsedReply,
     parse_tool_calls,
@@ -21,6 +20,7 @@ from econbench.hf.toolcall import (
     render_tool_result,
     tools_system_prompt,
 )
+from econbench.agents.tools import ToolSpec, tool
 
 DATA = Path(__file__).parent / "data" / "hf_replies.jsonl"
 CASES = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]

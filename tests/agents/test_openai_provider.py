@@ -127,7 +127,7 @@ def test_chat_tool_call_round_trip() -> None:
     ]
     assert seen[-1] == {"role": "tool", "tool_call_id": call.call_id, "content": json.dumps(result)}
     wire = server.requests[1]["body"]["messages"][-2]
-    assert wire["role"] == "assistant" and wire["content"] is None
+    assert wire["role"] == "assistant" and wire["content"] == ""  # never null (issue 15)
 
 
 def test_chat_reasoning_text_and_tokens() -> None:

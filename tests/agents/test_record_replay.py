@@ -32,10 +32,10 @@ from econbench.agents.models.wraps import make_provider_wrap
 from econbench.agents.policy import Feedback
 from econbench.agents.react import LLMAgent
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import MemorySink
-from econbench.coffee.run import RunStopped, run_to_dir
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import RunStopped, run_to_dir
 from econbench.runs.layout import EVENTS, RECORD, SUMMARY
 
 DAYS = 4
@@ -433,7 +433,7 @@ def test_a_replay_under_another_config_stops_cleanly_at_the_divergence(
 def test_a_stopped_then_resumed_run_keeps_a_record_that_replays_it(tmp_path) -> None:
     """The fatal error and anything after the checkpoint are dropped from the record when
     the run resumes, so the record holds exactly the calls of the finished run."""
-    from econbench.coffee.run import resume_to_dir
+    from econbench.runs.coffee.run import resume_to_dir
     from econbench.runs.replay import replay_run
 
     asked = [0]
@@ -467,7 +467,7 @@ def test_a_run_fed_hostile_replies_records_them_stops_resumes_and_replays(tmp_pa
     """Arguments nested 5,000 levels deep, lone surrogates and an impossible token count:
     each costs one tool error or one unpriced call. The record takes them, the run stops
     and resumes (its conversation re-sent with them inside), and the record replays it."""
-    from econbench.coffee.run import resume_to_dir
+    from econbench.runs.coffee.run import resume_to_dir
     from econbench.runs.replay import replay_run
 
     deep: object = 1

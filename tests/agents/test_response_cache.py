@@ -28,10 +28,10 @@ from econbench.agents.models.wraps import make_provider_wrap
 from econbench.agents.policy import Feedback
 from econbench.agents.react import LLMAgent
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import MemorySink
-from econbench.coffee.run import run_to_dir
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.layout import EVENTS, RECORD, SUMMARY
 from econbench.runs.replay import replay_run
 

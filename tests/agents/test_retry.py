@@ -274,3 +274,59 @@ def test_retries_wait_outside_the_slot():
 
     asyncio.run(scenario())
     assert seen == [0, 0]
+
+
+# --------------------------------------------------------------------------- per-model policy
+
+
+def _with_policy(fn, settings, **kwargs):
+    """Retry ``fn`` the way an ``LLMAgent`` built from ``settings`` does."""
+    policy = settings.retry_policy()
+    return retry(fn, max_attempts=policy.max_attempts, jitter=0.0, **policy.options(), **kwargs)
+
+
+def test_a_models_max_retries_sets_the_number_of_attempts():
+    from econbench.agents.models.registry import ModelSettings
+
+    fn = Flaky(*transient(5))
+    with pytest.raises(RetriesExhaustedError) as info:
+        _with_policy(fn, ModelSettings(max_retries=2))
+    assert fn.calls == 3 and info.value.attempts == 3
+    fn = Flaky(*transient(1))
+    with pytest.raises(RetriesExhaustedError):
+        _with_policy(fn, ModelSettings(max_retries=0))
+    assert fn.calls == 1
+
+
+def test_a_models_max_backoff_caps_every_wait():
+    from econbench.agents.models.registry import ModelSettings
+
+    fn = Flaky(*transient(4))
+    result, delays, _ = _with_policy(fn, ModelSettings(max_backoff_s=2.5))
+    assert result == "ok" and delays == [1.0, 2.0, 2.5, 2.5]
+
+
+def test_unset_retry_settings_keep_the_defaults_and_the_config_unchanged():
+    from econbench.agents.models.registry import ModelSettings
+    from econbench.agents.models.retry import RetryPolicy
+
+    settings = ModelSettings()
+    assert settings.retry_policy() == RetryPolicy(max_retries=5, max_backoff_s=60.0)
+    assert settings.retry_policy().max_attempts == 6
+    assert "max_retries" not in settings.model_dump()
+    assert "max_backoff_s" not in settings.model_dump()
+    dumped = ModelSettings(max_retries=9).model_dump()
+    assert dumped["max_retries"] == 9 and "max_backoff_s" not in dumped
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"max_retries": -1}, {"max_retries": 101}, {"max_backoff_s": 0}, {"max_backoff_s": 1e9}],
+)
+def test_retry_settings_outside_their_range_are_refused(bad):
+    from pydantic import ValidationError
+
+    from econbench.agents.models.registry import ModelSettings
+
+    with pytest.raises(ValidationError):
+        ModelSettings(**bad)

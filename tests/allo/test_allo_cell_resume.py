@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from econbench.allo import runner as runner_module
 from econbench.cli import app
+from econbench.runs.allo import cell as cell_module
 
 RUN = ["allo", "run", "--framing", "r1", "--policy", "wait:2", "--seeds", "2000-2007"]
 cli = CliRunner()
@@ -225,7 +226,7 @@ def test_a_cell_killed_before_its_first_checkpoint_resumes_from_the_start(
 ) -> None:
     out = tmp_path / "cell"
     with monkeypatch.context() as m:
-        m.setattr(runner_module, "write_checkpoint", lambda *a, **k: (_ for _ in ()).throw(Crash))
+        m.setattr(cell_module, "write_checkpoint", lambda *a, **k: (_ for _ in ()).throw(Crash))
         with pytest.raises(Crash):
             cli.invoke(app, [*RUN, "--out", str(out)])
     assert not (out / "checkpoint.json").exists()
@@ -239,7 +240,7 @@ def test_an_episode_written_just_before_the_kill_is_kept(tmp_path, reference, mo
     """Killed after an episode's line reached the file but before the checkpoint sealed it:
     the paid episode is kept, not played again."""
     out = tmp_path / "cell"
-    original = runner_module.write_checkpoint
+    original = cell_module.write_checkpoint
     calls = {"n": 0}
 
     def write_checkpoint(*args, **kwargs):
@@ -249,7 +250,7 @@ def test_an_episode_written_just_before_the_kill_is_kept(tmp_path, reference, mo
         return original(*args, **kwargs)
 
     with monkeypatch.context() as m:
-        m.setattr(runner_module, "write_checkpoint", write_checkpoint)
+        m.setattr(cell_module, "write_checkpoint", write_checkpoint)
         with pytest.raises(Crash):
             cli.invoke(app, [*RUN, "--out", str(out)])
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 3

@@ -195,7 +195,7 @@ def test_sweep_plays_the_same_streams_in_every_budget_by_default(tmp_path: Path)
         app, [*args, "--streams", "numpy", "--stream-budget", "cell", "--out", str(tmp_path / "c")]
     )
     assert result.exit_code == 0, result.output
-    cells = sorted(p.name for p in (tmp_path / "c").iterdir() if p.is_dir())
+    cells = sorted(p.name for p in (tmp_path / "c").iterdir() if p.is_dir() and p.name != "logs")
     assert cells == ["r0-eager-k0-b1-numpy-cellstreams", "r0-eager-k0-b5-numpy-cellstreams"]
     record = json.loads((tmp_path / "c" / cells[0] / "episodes.jsonl").read_text().splitlines()[0])
     assert (record["stream"]["generator"], record["stream"]["draw_budget"]) == ("numpy", 1)
@@ -208,3 +208,44 @@ def test_bad_stream_options_are_refused(tmp_path: Path, flag: str, value: str) -
     assert result.exit_code == 2
     assert flag in result.output
     assert not (tmp_path / "x" / "episodes.jsonl").exists()
+
+
+def test_sweep_runs_on_the_sweep_engine_and_continues(tmp_path: Path) -> None:
+    """``allo sweep`` is a front for ``econbench sweep``'s engine: its sweep.json and
+    sweep_summary.json sit next to the cells, a second call skips the completed cells, and
+    cells of another call share the directory."""
+    out = tmp_path / "s"
+    args = ["allo", "sweep", "--framings", "r0", "--policies", "eager", "--costs", "0"]
+    result = runner.invoke(app, [*args, "--budgets", "1,3", "--episodes", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "sweep.json").read_text())
+    assert [e["dir"] for e in doc["entries"]] == ["r0-eager-k0-b1", "r0-eager-k0-b3"]
+    summary = json.loads((out / "sweep_summary.json").read_text())
+    assert summary["status"] == "completed"
+    assert {e["action"] for e in summary["entries"]} == {"started"}
+    before = (out / "r0-eager-k0-b1" / "episodes.jsonl").read_bytes()
+    result = runner.invoke(app, [*args, "--budgets", "1,5", "--episodes", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "sweep_summary.json").read_text())
+    assert [e["action"] for e in summary["entries"]] == ["skipped", "started"]
+    assert (out / "r0-eager-k0-b1" / "episodes.jsonl").read_bytes() == before
+    assert (out / "r0-eager-k0-b3" / "summary.json").exists()  # another call's cell stays
+    with (out / "surface.csv").open() as fh:
+        assert [r["budget"] for r in csv.DictReader(fh)] == ["1", "5"]
+
+
+def test_sweep_with_workers_writes_what_one_worker_writes(tmp_path: Path) -> None:
+    base = ["allo", "sweep", "--framings", "r1", "--policies", "eager,wait:2", "--budgets", "3"]
+    base += ["--costs", "10", "--episodes", "2"]
+    one = runner.invoke(app, [*base, "--out", str(tmp_path / "one")])
+    assert one.exit_code == 0, one.output
+    two = runner.invoke(app, [*base, "--workers", "2", "--quiet", "--out", str(tmp_path / "two")])
+    assert two.exit_code == 0, two.output
+    for cell in ("r1-eager-k10-b3", "r1-wait-2-k10-b3"):
+        a = (tmp_path / "one" / cell / "episodes.jsonl").read_bytes()
+        assert a == (tmp_path / "two" / cell / "episodes.jsonl").read_bytes()
+    assert (tmp_path / "two" / "logs" / "r1-eager-k10-b3.log").exists()
+    bad = runner.invoke(
+        app, [*base, "--workers", "2", "--backend", "inline", "--out", str(tmp_path / "x")]
+    )
+    assert bad.exit_code == 2 and "--workers 1" in bad.output

@@ -80,7 +80,7 @@ def _evaluation_user_turns(
     class Recorder:
         name = "recorder"
 
-        def start(self, system_prompt, tools, max_tokens) -> None:
+        def start(self, actor_id, role, tools, *, system_prompt=None, max_tokens=None) -> None:
             system.append(system_prompt)
 
         def respond(self, inputs):

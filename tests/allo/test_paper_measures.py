@@ -23,8 +23,9 @@ from econbench.allo.metrics import (
     summarize,
 )
 from econbench.allo.runner import CellSpec, play_cell
+from econbench.runs.allo.report import ladder_trigger
 from econbench.runs.frames import load_runs
-from econbench.runs.report import build_report, ladder_trigger
+from econbench.runs.report import build_report
 
 
 def commit(t: int, cls: int, sighting: int, collects: int = 5) -> Commit:

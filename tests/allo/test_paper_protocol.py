@@ -31,8 +31,9 @@ from econbench.allo.game import Game
 from econbench.allo.llm_actor import LLMActor
 from econbench.allo.runner import CellSpec, play_episode, spec_from_config, with_protocol
 from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_stream
+from econbench.runs.allo.experiment import cell_of
 from econbench.runs.diff import config_diff
-from econbench.runs.experiment import cell_of, load_plan
+from econbench.runs.experiment import load_plan
 
 CFG = StreamConfig()
 SNAPSHOT = Path(__file__).parent / "data" / "econbench_protocol_snapshot.json"
@@ -576,22 +577,16 @@ def test_experiment_protocol_key(tmp_path: Path) -> None:
 
 def test_a_model_actor_forgets_a_reasked_reply() -> None:
     from econbench.agents.models.base import ChatMessage
+    from econbench.agents.models.scripted import ScriptedModel
+    from econbench.agents.react import LLMAgent
 
-    class Agent:
-        name = "stub"
-
-        def __init__(self) -> None:
-            self.messages = [
-                ChatMessage("system", "s"),
-                ChatMessage("user", "Problem 1 of 60 …"),
-                ChatMessage("user", "Use the tools to proceed."),
-                ChatMessage("assistant", "no call"),
-            ]
-
-        def bind_events(self, fn: Any) -> None:
-            pass
-
-    agent = Agent()
+    agent = LLMAgent(ScriptedModel("stub", outputs=[]), system_prompt="s", render_observation=str)
+    agent.messages = [
+        ChatMessage("system", "s"),
+        ChatMessage("user", "Problem 1 of 60 …"),
+        ChatMessage("user", "Use the tools to proceed."),
+        ChatMessage("assistant", "no call"),
+    ]
     actor = LLMActor(agent, None, None)  # type: ignore[arg-type]
     assert actor.retract_last(1) is True
     assert [m.content for m in agent.messages] == ["s", "Problem 1 of 60 …"]
@@ -599,9 +594,9 @@ def test_a_model_actor_forgets_a_reasked_reply() -> None:
 
 
 def test_reports_never_pool_protocols(tmp_path: Path) -> None:
-    from econbench.allo.runner import run_cell
+    from econbench.runs.allo.cell import run_cell
+    from econbench.runs.allo.report import allo_cells, allo_episodes
     from econbench.runs.frames import load_runs
-    from econbench.runs.report import allo_cells, allo_episodes
 
     for protocol in PROTOCOLS:
         spec = CellSpec(framing="r1", policy="eager", seeds=(2000,), protocol=protocol)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo.paper_check import Check, paper_checks
-from econbench.allo.paper_import import import_runs
 from econbench.cli import app
+from econbench.runs.allo.paper_check import Check, paper_checks
+from econbench.runs.allo.paper_import import import_runs
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from make_paper_runs_fixture import extract

@@ -46,8 +46,8 @@ class Recorder:
         self.system = ""
         self.turns: list[str] = []
 
-    def start(self, system_prompt: str, tools: Any, max_tokens: int) -> None:
-        self.system = system_prompt
+    def start(self, actor_id: str, role: str, tools: Any, **options: Any) -> None:
+        self.system = options["system_prompt"]
 
     def respond(self, inputs: Any) -> Reply:
         self.turns.append("\n".join(i.text for i in inputs))

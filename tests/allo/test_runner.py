@@ -23,9 +23,10 @@ from econbench.allo.framings import get_framing
 from econbench.allo.framings.build import BuildFraming
 from econbench.allo.policies import make_policy
 from econbench.allo.policies import play_episode as play_bare
-from econbench.allo.runner import CellSpec, play_episode, run_cell, safe_name, spec_from_config
+from econbench.allo.runner import CellSpec, play_episode, safe_name, spec_from_config
 from econbench.allo.sandbox import Sandbox
 from econbench.allo.stream import Stream, StreamConfig, generate_stream
+from econbench.runs.allo.cell import run_cell
 
 CFG = StreamConfig()
 # ``bayes`` solves a Bellman recursion per (config, K, B): on the paper's configuration that

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from econbench.agents.policy import Feedback
+from econbench.agents.policy import Decider, Feedback
 from econbench.agents.tools import ToolCall
-from econbench.coffee.config import EconomyConfig, RunConfig
+from econbench.coffee.config import EconomyConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.world import World
+from econbench.runs.coffee.config import RunConfig
 
 
 def make_world(seed: int = 0, days: int = 90, **economy: Any) -> tuple[World, MemorySink]:
@@ -27,7 +28,7 @@ def world() -> World:
     return make_world()[0]
 
 
-class FnPolicy:
+class FnPolicy(Decider):
     """A policy given as a function of (firm_id, feedback, step) -> ToolCall | None."""
 
     name = "fn"
@@ -39,7 +40,7 @@ class FnPolicy:
         self.observations: list[dict[str, Any]] = []
         self.results: list[dict[str, Any]] = []
 
-    def start(self, actor_id: str, role: str, tools: list) -> None:
+    def start(self, actor_id: str, role: str, tools: list, **_: Any) -> None:
         self.firm_id = actor_id
 
     def decide(self, feedback: Feedback) -> ToolCall | None:

@@ -7,9 +7,10 @@ from collections import Counter
 from conftest import FnPolicy
 
 from econbench.agents.tools import ToolCall
-from econbench.coffee.config import FIRMS, RunConfig
+from econbench.coffee.config import FIRMS
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
 
 
 def test_tool_calls_cost_30_minutes_and_waiting_costs_nothing(world) -> None:

@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from econbench.cli import app
-from econbench.coffee.config import ConfigError, EconomyConfig, RunConfig, load_config
+from econbench.coffee.config import ConfigError, EconomyConfig
 from econbench.runs import store
+from econbench.runs.coffee.config import RunConfig, load_config
 
 runner = CliRunner()
 
@@ -178,7 +179,7 @@ def test_a_failed_first_write_removes_the_directory_it_created(tmp_path: Path, m
     def write_json(path, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("econbench.coffee.run.write_json", write_json)
+    monkeypatch.setattr("econbench.runs.coffee.run.write_json", write_json)
     out = tmp_path / "new" / "run"
     result = runner.invoke(app, ["coffee", "run", "--days", "2", "--out", str(out), "--quiet"])
     assert result.exit_code == 2, result.output

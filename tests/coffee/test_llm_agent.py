@@ -16,12 +16,12 @@ from econbench.agents.models.base import (
 from econbench.agents.models.scripted import ScriptedModel
 from econbench.agents.react import CompactionSettings, LLMAgent
 from econbench.agents.tools import ToolCall
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.prompts import system_prompt
 from econbench.coffee.render import render_observation
-from econbench.coffee.run import RunStopped, run_to_dir
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import RunStopped, run_to_dir
 
 DAYS = 12
 

@@ -8,10 +8,11 @@ import pytest
 from conftest import FnPolicy, make_world
 
 from econbench.agents.tools import ToolCall
-from econbench.coffee.config import EconomyConfig, RoleConfig, RunConfig
+from econbench.coffee.config import EconomyConfig, RoleConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
 from econbench.coffee.world import World, shipping_outcome
+from econbench.runs.coffee.config import RunConfig
 
 
 def call(world: World, firm: str, name: str, **args):

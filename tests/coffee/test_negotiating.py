@@ -11,7 +11,7 @@ import pytest
 from econbench.agents.policy import Feedback, ScriptedPolicy
 from econbench.agents.tools import ToolCall
 from econbench.coffee import world as world_module
-from econbench.coffee.config import GREEN, GREEN_SPECIALTY, RunConfig
+from econbench.coffee.config import GREEN, GREEN_SPECIALTY
 from econbench.coffee.events import MemorySink
 from econbench.coffee.policies import make_policy
 from econbench.coffee.policies.farmer import ScriptedFarmer
@@ -30,8 +30,9 @@ from econbench.coffee.policies.negotiating.valuations import (
 from econbench.coffee.policies.passive import PassivePolicy
 from econbench.coffee.policies.proposals import parse_proposal
 from econbench.coffee.policies.retailer import ScriptedRetailer
-from econbench.coffee.run import resume_to_dir, run_to_dir
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import resume_to_dir, run_to_dir
 
 NEG = {"default": "negotiating", "roaster_A": "heuristic"}
 
@@ -164,10 +165,19 @@ class Crash(BaseException):
     """Stands for the process dying."""
 
 
-@pytest.mark.parametrize("n", [1500, 3000])
-def test_killed_then_resumed_is_byte_identical(tmp_path: Path, monkeypatch, n: int) -> None:
-    reference, out = tmp_path / "ref", tmp_path / "run"
+@pytest.fixture(scope="module")
+def haggle_reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The uninterrupted run both kill points are compared with (the tests only read it)."""
+    reference = tmp_path_factory.mktemp("negotiating") / "ref"
     run_to_dir(config(2, "haggle"), reference)
+    return reference
+
+
+@pytest.mark.parametrize("n", [1500, 3000])
+def test_killed_then_resumed_is_byte_identical(
+    tmp_path: Path, monkeypatch, haggle_reference: Path, n: int
+) -> None:
+    reference, out = haggle_reference, tmp_path / "run"
     original = world_module.World.act
     count = {"n": 0}
 

@@ -14,13 +14,14 @@ from test_mechanics import call, next_day, sell
 from typer.testing import CliRunner
 
 from econbench.agents.tools import ToolCall
-from econbench.coffee.cli import app
-from econbench.coffee.config import EconomyConfig, RunConfig
+from econbench.coffee.config import EconomyConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.metrics import run_summary
 from econbench.coffee.rules.closing import economy_unit_cost
 from econbench.coffee.sim import CoffeeRun
 from econbench.coffee.world import World
+from econbench.runs.coffee.cli import app
+from econbench.runs.coffee.config import RunConfig
 
 GREEN, ROASTED = "green_coffee_kg", "roasted_coffee_kg"
 SAFE = {"ship_loss_prob": 0.0, "ship_delay_prob": 0.0}

@@ -42,13 +42,13 @@ from econbench.coffee.config import (
     RETAIL_ITEMS,
     ROASTED,
     EconomyConfig,
-    RunConfig,
 )
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
 from econbench.coffee.state import WorldState, to_cents
 from econbench.coffee.toolkit import toolkit_class
 from econbench.coffee.world import World
+from econbench.runs.coffee.config import RunConfig
 
 _ECON = EconomyConfig()
 DEFAULT = RunConfig(seed=0, days=90)

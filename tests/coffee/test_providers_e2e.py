@@ -19,9 +19,9 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
 from econbench.cli import app
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.config import RunConfig
 
 runner = CliRunner()
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from conftest import FnPolicy
 
-from econbench.coffee.config import FIRMS, EconomyConfig, RunConfig
+from econbench.coffee.config import FIRMS, EconomyConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.policies import make_policy
-from econbench.coffee.run import run_to_dir
 from econbench.coffee.sim import CoffeeRun
 from econbench.coffee.state import WorldState
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import run_to_dir
 
 SUMMARY_FIRM_KEYS = {
     "policy",

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from econbench.coffee.agents import validate_agents
-from econbench.coffee.config import ROASTED, ROASTED_SPECIALTY, RunConfig
+from econbench.coffee.config import ROASTED, ROASTED_SPECIALTY
 from econbench.coffee.events import MemorySink
 from econbench.coffee.policies import UnknownPolicyError, make_policy
 from econbench.coffee.policies.strategies import (
@@ -20,6 +19,8 @@ from econbench.coffee.policies.strategies import (
     UndercutRoaster,
 )
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.coffee.agents import validate_agents
+from econbench.runs.coffee.config import RunConfig
 
 FOCAL = "roaster_A"
 DAYS = 20

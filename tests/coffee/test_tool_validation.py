@@ -37,12 +37,12 @@ from econbench.coffee.config import (
     ROASTED,
     ROASTED_SPECIALTY,
     EconomyConfig,
-    RunConfig,
 )
 from econbench.coffee.events import JsonlSink, MemorySink
 from econbench.coffee.state import WorldState
 from econbench.coffee.toolkit import toolkit_class
 from econbench.coffee.world import World
+from econbench.runs.coffee.config import RunConfig
 
 CONFIG = RunConfig(seed=0, days=90, economy=EconomyConfig(ship_loss_prob=0.0, ship_delay_prob=0.0))
 

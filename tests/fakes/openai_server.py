@@ -11,6 +11,14 @@ before them, and (Responses, ``store=false``) reasoning items sent back without 
 encrypted content, so conversion bugs fail loudly instead of passing silently. Set
 ``strict=False`` to turn those checks off.
 
+Like the strictest real OpenAI-compatible servers, it also (by default) rejects any message
+whose ``content`` is ``null`` (``reject_null_content``: Ollama and llama-cpp-python answer
+400), and ignores the tools of a request that names no ``tool_choice`` or ``"none"``
+(``require_tool_choice``: llama-cpp-python's ``chatml-function-calling`` renders the prompt
+without them). A model that was shown no tools cannot call one: a reply the brain scripted
+with tool calls then comes back as plain text, the way a real model writes a call it was not
+offered. ``dropped_tools`` counts the requests whose tools were ignored.
+
 Options mimic the servers behind ``openai-compatible/``: ``reasoning_field`` is the message
 field that carries reasoning text in Chat Completions ("reasoning_content" like DeepSeek,
 Moonshot and vLLM's older parser, "reasoning" like newer vLLM and OpenRouter, ``None`` like
@@ -79,6 +87,23 @@ def _text(content: Any) -> str:
     return str(content)
 
 
+def _calls_as_text(reply: BrainReply) -> BrainReply:
+    """A reply whose model was offered no tools: its scripted calls become written text."""
+    written = "\n".join(
+        json.dumps({"name": c["name"], "arguments": c.get("arguments", {})})
+        for c in reply.tool_calls
+    )
+    text = f"{reply.text}\n{written}" if reply.text else written
+    return BrainReply(
+        text=text,
+        reasoning=reply.reasoning,
+        input_tokens=reply.input_tokens,
+        cached_input_tokens=reply.cached_input_tokens,
+        output_tokens=reply.output_tokens,
+        reasoning_tokens=reply.reasoning_tokens,
+    )
+
+
 def _decode(arguments: Any) -> Any:
     """Arguments as the brain sees them: a dict, or the raw string if it is not JSON."""
     if not isinstance(arguments, str):
@@ -107,12 +132,17 @@ class FakeOpenAIServer(FakeServer):
         omit_call_ids: bool = False,
         strict: bool = True,
         model_ids: tuple[str, ...] = ("fake-model",),
+        reject_null_content: bool = True,
+        require_tool_choice: bool = True,
     ) -> None:
         super().__init__(brain)
         self.reasoning_field = reasoning_field
         self.include_usage = include_usage
         self.omit_call_ids = omit_call_ids
         self.strict = strict
+        self.reject_null_content = reject_null_content
+        self.require_tool_choice = require_tool_choice
+        self.dropped_tools = 0
         self.model_ids = model_ids
         self.brain_requests: list[BrainRequest] = []
         self._ids = itertools.count(1)
@@ -146,7 +176,27 @@ class FakeOpenAIServer(FakeServer):
     def _ask(self, request: BrainRequest, fault: Fault | None) -> tuple[BrainReply, dict[str, int]]:
         with self._lock:
             self.brain_requests.append(request)
-        return self.think(request, fault)
+        reply, usage = self.think(request, fault)
+        if reply.tool_calls and not request.tools:
+            reply = _calls_as_text(reply)
+        return reply, usage
+
+    def _offered_tools(self, body: dict[str, Any], tools: list[dict[str, Any]]) -> list[Any]:
+        """The tools the model sees: none without a ``tool_choice`` (or with ``"none"``)
+        when the server is as strict as llama-cpp-python."""
+        choice = body.get("tool_choice")
+        if tools and self.require_tool_choice and choice in (None, "none"):
+            with self._lock:
+                self.dropped_tools += 1
+            return []
+        return tools
+
+    def _check_null_content(self, messages: list[Any]) -> None:
+        if not self.reject_null_content:
+            return
+        for msg in messages:
+            if isinstance(msg, dict) and "content" in msg and msg["content"] is None:
+                raise InvalidRequest("invalid message content type: <nil>")
 
     # ------------------------------------------------------------ GET /v1/models
     def list_models(self, handler: BaseHTTPRequestHandler, body: Any, fault: Fault | None) -> None:
@@ -161,6 +211,7 @@ class FakeOpenAIServer(FakeServer):
         system: list[str] = []
         messages: list[dict[str, Any]] = []
         open_calls: list[str] = []
+        self._check_null_content(body.get("messages") or [])
         for msg in body.get("messages") or []:
             role = msg.get("role")
             if role in ("system", "developer"):
@@ -215,7 +266,7 @@ class FakeOpenAIServer(FakeServer):
             model=str(body.get("model")),
             system="\n\n".join(system),
             messages=messages,
-            tools=tools,
+            tools=self._offered_tools(body, tools),
             max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
             raw=body,
         )
@@ -286,6 +337,7 @@ class FakeOpenAIServer(FakeServer):
         raw_input = body.get("input")
         items = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else []
         items += raw_input if isinstance(raw_input, list) else []
+        self._check_null_content(items)
         calls_seen: set[str] = set()
         pending_reasoning: dict[str, Any] | None = None
         for item in items:
@@ -356,7 +408,7 @@ class FakeOpenAIServer(FakeServer):
             model=str(body.get("model")),
             system="\n\n".join(system),
             messages=messages,
-            tools=tools,
+            tools=self._offered_tools(body, tools),
             max_tokens=body.get("max_output_tokens"),
             raw=body,
         )

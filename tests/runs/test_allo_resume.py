@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from econbench.allo import runner as runner_module
-from econbench.allo.runner import CellResumeError, CellSpec, run_cell
+from econbench.allo.runner import CellSpec
 from econbench.cli import app
+from econbench.runs.allo.cell import CellResumeError, run_cell
 from econbench.runs.resume import ResumeError, resume_run, run_status
 
 SPEC = CellSpec(framing="r1", policy="wait:2", seeds=tuple(range(2000, 2008)))

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from econbench.cli import app
 from econbench.coffee import world as world_module
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import ResumeError, resume_to_dir, run_to_dir
 from econbench.runs.checkpoint import canonical_sha256
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import ResumeError, resume_to_dir, run_to_dir
 
 CONFIG = RunConfig(days=8, seed=4)
 FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json")

@@ -17,9 +17,9 @@ from econbench.agents.models.registry import register_scripted, unregister_scrip
 from econbench.agents.tools import ToolCall
 from econbench.cli import app
 from econbench.coffee import world as world_module
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import ResumeError, resume_to_dir, run_to_dir
 from econbench.runs import checkpoint as checkpoint_module
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import ResumeError, resume_to_dir, run_to_dir
 from econbench.runs.resume import run_status
 
 FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json", "progress.json")
@@ -200,14 +200,20 @@ def test_agent_conversation_is_checkpointed(tmp_path, monkeypatch, pure_model):
 # -- a real process, killed with SIGKILL at a random moment --------------------------------
 
 
+#: Long enough that the kills below (within 0.15 s of the first checkpoint) land while the
+#: run is in progress; every day beyond that would only be replayed by the resume.
+KILL_DAYS = 20
+
+
 def test_kill_9_at_random_moments_then_cli_resume(tmp_path):
     reference = tmp_path / "ref"
-    run_to_dir(RunConfig(days=60, seed=5), reference)
+    run_to_dir(RunConfig(days=KILL_DAYS, seed=5), reference)
+    command = [*CLI, "coffee", "run", "--days", str(KILL_DAYS), "--seed", "5", "--quiet"]
     resumed = 0
     for i, delay in enumerate((0.0, 0.03, 0.08, 0.15)):
         out = tmp_path / f"run{i}"
         proc = subprocess.Popen(
-            [*CLI, "coffee", "run", "--days", "60", "--seed", "5", "--out", str(out), "--quiet"],
+            [*command, "--out", str(out)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from econbench.coffee.config import RunConfig
+from econbench.runs.allo.experiment import cell_of
+from econbench.runs.coffee.config import RunConfig
 from econbench.runs.experiment import (
     MAX_ID_CHARS,
     ExperimentError,
-    cell_of,
     load_plan,
     slug,
 )

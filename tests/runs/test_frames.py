@@ -15,14 +15,15 @@ import pytest
 import econbench
 from econbench.agents.policy import Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall
-from econbench.allo.runner import CellSpec, run_cell
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import run_to_dir
+from econbench.allo.runner import CellSpec
+from econbench.runs.allo.cell import run_cell
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.reading import idle_flags
+from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.frames import (
     RunSet,
     concat,
     derive_label,
-    idle_flags,
     load_run,
     load_runs,
     load_sweep,

@@ -20,12 +20,13 @@ from econbench.agents.models.registry import (
 )
 from econbench.agents.models.wraps import make_provider_wrap
 from econbench.agents.tools import ToolCall
-from econbench.allo.runner import CellSpec, run_cell
+from econbench.allo.runner import CellSpec
 from econbench.cli import app
-from econbench.coffee.config import RunConfig
 from econbench.coffee.events import MemorySink
-from econbench.coffee.run import run_to_dir
 from econbench.coffee.sim import CoffeeRun
+from econbench.runs.allo.cell import run_cell
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.layout import CONFIG, EPISODES, EVENTS, RECORD
 from econbench.runs.replay import first_difference, keyless
 

@@ -20,22 +20,15 @@ from econbench.agents.policy import Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall
 from econbench.allo.game import EpisodeResult
 from econbench.allo.metrics import summarize
-from econbench.allo.runner import CellSpec, run_cell
+from econbench.allo.runner import CellSpec
 from econbench.cli import app
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import run_to_dir
+from econbench.runs.allo.cell import run_cell
+from econbench.runs.allo.report import allo_cells, allo_episodes, kappa_table, ladder_table
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.report import table2, table3
+from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.frames import load_runs
-from econbench.runs.report import (
-    allo_cells,
-    allo_episodes,
-    build_report,
-    kappa_table,
-    ladder_table,
-    ratio_se,
-    table2,
-    table3,
-    write_report,
-)
+from econbench.runs.report import build_report, ratio_se, write_report
 
 DAYS = 8
 SEEDS = (1, 2)
@@ -239,13 +232,16 @@ def test_kappa_table_from_a_small_sweep(allo_root: Path, tmp_path: Path) -> None
     report = build_report(runs)
     names = [t.name for t in report.tables]
     assert names == ["ladder", "ladder_paper", "kappa"]
-    kappa = kappa_table(report.cells)
+    allo = report.section("allo")
+    assert allo is not None and report.section("coffee") is None
+    kappa = kappa_table(allo.frames["cells"])
     assert kappa is not None
     shown = kappa.display
     assert list(shown.columns) == [
         "framing", "policy", "B", "K", "hazard", "net", "optimum", "regret",
-        "score", "first sight", "budget use", "zero-commit", "n",
+        "score", "first sight", "budget use", "zero-commit", "n", "seeds",
     ]  # fmt: skip
+    assert set(shown["seeds"]) == {"2000–2005"}
     assert list(shown["policy"]) == ["eager", "eager", "wait:2", "wait:2"]
     assert list(shown["K"]) == ["0", "10", "0", "10"]
     data = kappa.data
@@ -291,7 +287,7 @@ def test_figures_and_a_self_contained_index(
     written = write_report([coffee_root, allo_root, chatty], out, title="Paper <draft>")
     pngs = sorted(p for p in written if p.suffix == ".png")
     names = {p.name for p in pngs}
-    assert {"tool_calls.png", "messages.png", "kappa.png"} <= names
+    assert {"tool_calls.png", "messages.png", "kappa.png", "figure3.png"} <= names
     for label in ("roaster_A=scripted-days=8", "roaster_A=passive-days=8", "chatty"):
         assert {f"trajectories_{label}.png", f"idle_{label}.png"} <= names
     for png in pngs:
@@ -382,7 +378,7 @@ def test_table3_prices_count_only_the_runs_that_sold(coffee_root: Path, tmp_path
     assert table is not None
     [shown] = table.display.to_dict("records")
     [price] = roaster_values(coffee_root, "scripted", "avg_sale_price")[:1]
-    assert shown["price roasted coffee ($/kg)"] == f"{price['roasted_coffee_kg']:,.2f} (1/2 runs)"
+    assert shown["price roasted coffee ($/kg)"] == f"{price['roasted_coffee_kg']:,.2f} (1/2 seeds)"
     spoil = [100 * v for v in roaster_values(coffee_root, "scripted", "spoilage_rate")]
     assert table.data.loc[0, "spoilage_rate_pct_mean"] == pytest.approx(statistics.fmean(spoil))
     assert table.data.loc[0, "price_roasted_coffee_kg_runs"] == 1

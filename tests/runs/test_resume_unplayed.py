@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from econbench.cli import app
-from econbench.coffee import run as run_module
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import run_to_dir
+from econbench.runs.coffee import run as run_module
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.resume import run_status
 
 CONFIG = RunConfig(days=6, seed=3)

@@ -445,19 +445,26 @@ def test_the_tail_notices_a_rewrite_of_the_same_length(tmp_path: Path) -> None:
 # -- the command line -------------------------------------------------------------------------
 
 
-def test_view_rejects_a_path_without_runs(tmp_path: Path) -> None:
+def test_view_rejects_a_missing_path_and_a_file(tmp_path: Path) -> None:
     runner = CliRunner()
     missing = runner.invoke(app, ["view", str(tmp_path / "nope"), "--no-open"])
     assert (
         missing.exit_code == 2 and "error:" in missing.output and "does not exist" in missing.output
     )
-    empty = runner.invoke(app, ["view", str(tmp_path), "--no-open"])
-    assert empty.exit_code == 2 and "holds no CoffeeBench run" in empty.output
     (tmp_path / "file.txt").write_text("x")
     afile = runner.invoke(app, ["view", str(tmp_path / "file.txt"), "--no-open"])
     assert afile.exit_code == 2 and "not a directory" in afile.output
-    for result in (missing, empty, afile):
+    for result in (missing, afile):
         assert "Traceback" not in result.output
+
+
+def test_view_serves_an_empty_folder_and_lists_runs_as_they_appear(
+    samples: Path, tmp_path: Path
+) -> None:
+    catalog = Catalog(tmp_path)  # like `inspect view` on ./logs before the first run
+    assert catalog.scan() == []
+    shutil.copytree(samples / "allo", tmp_path / "later" / "allo")
+    assert [e.rel for e in catalog.scan()] == ["later/allo"]
 
 
 def test_view_serves_a_sweep_that_has_no_run_yet(tmp_path: Path) -> None:

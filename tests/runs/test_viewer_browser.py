@@ -5,11 +5,14 @@ Skipped when Chromium is not installed, except under CI (``CI`` set), where it m
 
 from __future__ import annotations
 
+import functools
+import http.server
 import io
 import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +21,20 @@ from typing import Any
 import matplotlib.image
 import numpy as np
 import pytest
-from tests.runs.viewer_samples import HOSTILE, allo_cell, append, coffee_run, hold_back_last_day
+from tests.runs.viewer_samples import (
+    HOSTILE,
+    SUMMARY,
+    allo_cell,
+    append,
+    coffee_run,
+    compacting_run,
+    hold_back_last_day,
+)
 
 from econbench.runs import layout
 from econbench.runs.lock import RunLock
 from econbench.runs.viewer import Catalog, ViewerServer, serve_in_thread
+from econbench.runs.viewer.bundle import write_bundle
 from econbench.runs.viewer.data import run_id
 
 try:
@@ -48,8 +60,9 @@ class Site:
     root: Path
     held: dict[str, list[str]]  # the live run's last day, not yet written
 
-    def open(self, page: Page, rel: str) -> None:
-        page.goto(f"{self.url}?poll=150#run={run_id(rel)}")
+    def open(self, page: Page, rel: str, **more: object) -> None:
+        extra = "".join(f"&{key}={value}" for key, value in more.items())
+        page.goto(f"{self.url}?poll=150#run={run_id(rel)}{extra}")
 
     def events(self, rel: str) -> list[dict[str, Any]]:
         return layout.read_jsonl(self.root / rel / layout.EVENTS)
@@ -60,6 +73,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("viewer-site")
     coffee_run(root / "coffee", days=DAYS)
     allo_cell(root / "allo", episodes=2)
+    allo_cell(root / "r3", framing="r3", episodes=1)
+    compacting_run(root / "compacting")
     shutil.copytree(root / "coffee", root / "live")
     held = hold_back_last_day(root / "live")
     lock = RunLock(root / "live")
@@ -87,6 +102,7 @@ def browser(site: Site) -> Iterator[Browser]:
         if os.environ.get("CI"):
             pytest.fail(f"{reason}; CI must provide it (see .ci/run)")
         pytest.skip(f"{reason}: the viewer's browser tests need it")
+    expect.set_options(timeout=15_000)  # a loaded CI machine, not a slow page: no timings
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=path, args=["--no-sandbox"], headless=True)
         yield launched
@@ -106,7 +122,7 @@ def page(browser: Browser) -> Iterator[Page]:
 
 def test_the_run_list_shows_every_run_with_its_status(page: Page, site: Site) -> None:
     page.goto(site.url)
-    expect(page.locator("#run-list li")).to_have_count(3)
+    expect(page.locator("#run-list li")).to_have_count(5)
     for rel, status in (("coffee", "completed"), ("allo", "completed"), ("live", "running")):
         item = page.locator(f'#run-list li[data-id="{run_id(rel)}"]')
         expect(item.locator(".badge")).to_have_text(status)
@@ -116,7 +132,8 @@ def test_the_run_list_shows_every_run_with_its_status(page: Page, site: Site) ->
 def test_the_timeline_shows_a_day_and_filters_by_kind(page: Page, site: Site) -> None:
     site.open(page, "coffee")
     expect(page.locator("#day-list .day-chip")).to_have_count(DAYS)
-    expect(page.locator("#day-label")).to_contain_text(f"Day {DAYS - 1}")
+    expect(page.locator("#day-label")).to_contain_text("Day 0 ")  # a finished run opens at 0
+    expect(page.locator("#follow")).not_to_be_checked()
     page.click('#day-list .day-chip[data-day="1"]')
     day1 = [e for e in site.events("coffee") if e["day"] == 1]
     expect(page.locator("#day-label")).to_contain_text(f"Day 1 · {len(day1)} events")
@@ -137,7 +154,8 @@ def test_a_transcript_shows_model_text_literally_and_runs_none_of_it(
     model = page.locator("#transcript .entry.model_call")
     expect(model.first).to_be_visible()
     expect(model.first.locator("pre.model-text")).to_contain_text(HOSTILE)
-    expect(model.first.locator("details")).to_contain_text("Thinking about <b>prices</b>")
+    reasoning = model.first.locator("details").first
+    expect(reasoning).to_contain_text("Thinking about <b>prices</b>")
     expect(page.locator("#transcript .entry.tool_call").first).to_contain_text("view_trial_balance")
     expect(page.locator("#transcript .entry.message")).to_contain_text(HOSTILE)
     page.click('#transcript-firms .chip[data-firm="farmer_A"]')
@@ -225,3 +243,170 @@ def test_an_allobench_cell_shows_episodes_and_turns(page: Page, site: Site) -> N
     rows.nth(1).click()
     expect(page.locator("#episode-head h3")).to_have_text("Episode 2 · seed 2001")
     expect(page.locator("#turns .turn")).to_have_count(records[1]["decision_turns"])
+
+
+def test_a_model_call_shows_every_message_the_model_saw(page: Page, site: Site) -> None:
+    site.open(page, "coffee", tab="transcript", day=0, firm="roaster_A")
+    model = page.locator("#transcript .entry.model_call")
+    expect(model.first).to_be_visible()
+    prompt = model.nth(1).locator("details.prompt")
+    prompt.locator("summary").first.click()
+    expect(prompt.locator("summary").first).to_contain_text("messages, 2 new since the previous")
+    expect(prompt.locator(".call-facts")).to_contain_text("1200 in / 30 out tokens")
+    seen = prompt.locator("details.seen")
+    expect(seen.locator("summary")).to_contain_text("seen in the previous request")
+    expect(seen.locator(".msg.role-system")).to_contain_text("You are roaster_A")
+    expect(seen.locator(".msg.role-system")).to_be_hidden()  # folded until asked for
+    seen.locator("summary").click()
+    expect(seen.locator(".msg.role-user").first).to_be_visible()  # the wake's observation
+    fresh = prompt.locator(":scope > .msg")
+    expect(fresh).to_have_count(2)
+    expect(fresh.nth(0)).to_have_attribute("data-role", "assistant")
+    expect(fresh.nth(0).locator("pre.msg-text")).to_contain_text(HOSTILE)
+    expect(fresh.nth(1)).to_have_attribute("data-role", "tool")
+    assert page.locator("img").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_a_compaction_shows_the_summary_that_replaced_the_history(page: Page, site: Site) -> None:
+    events = site.events("compacting")
+    day = next(e["day"] for e in events if e["type"] == "compaction")
+    site.open(page, "compacting", tab="transcript", day=day, firm="roaster_A")
+    card = page.locator("#transcript .entry.compaction").first
+    expect(card).to_contain_text("messages summarised")
+    expect(card.locator("details").first).to_contain_text(SUMMARY)
+    card.locator("details.prompt > summary").click()
+    expect(card.locator("details.prompt .msg").first).to_be_visible()
+    after = page.locator("#transcript .entry.compaction ~ .entry.model_call").first
+    after.locator("details.prompt > summary").click()
+    first_new = after.locator("details.prompt > .msg").first  # past the kept head, folded
+    expect(first_new).to_have_attribute("data-role", "user")
+    expect(first_new).to_contain_text(SUMMARY)
+
+
+def test_deep_links_switch_runs_and_back_and_forward_follow(page: Page, site: Site) -> None:
+    site.open(page, "coffee", tab="ledger")
+    expect(page.locator('.tabs button[data-tab="ledger"]')).to_have_class(re.compile("active"))
+    page.locator(f'#run-list li[data-id="{run_id("allo")}"]').click()
+    expect(page.locator("#episodes tr[data-episode]")).to_have_count(2)
+    assert f"run={run_id('allo')}" in page.url
+    page.locator("#episodes tr[data-episode]").nth(1).click()
+    expect(page.locator("#episode-head h3")).to_contain_text("Episode 2")
+    assert "episode=1" in page.url
+    page.go_back()
+    expect(page.locator("#run-head h2")).to_have_text("coffee")
+    expect(page.locator('.tabs button[data-tab="ledger"]')).to_have_class(re.compile("active"))
+    page.go_forward()
+    expect(page.locator("#episode-head h3")).to_contain_text("Episode 2")  # as it was left
+    page.evaluate(f"location.hash = 'run={run_id('coffee')}&tab=timeline&day=2'")
+    expect(page.locator("#day-label")).to_contain_text("Day 2 ")
+    page.reload()
+    expect(page.locator("#day-label")).to_contain_text("Day 2 ")
+
+
+def test_r3_scripts_are_shown_as_code(page: Page, site: Site) -> None:
+    site.open(page, "r3")
+    code = page.locator("#turns pre.code code").first
+    expect(code).to_contain_text("def solve(inputs")
+    assert "\n    " in code.inner_text()  # indentation kept, not a JSON string
+
+
+def test_the_runs_table_sorts_and_filters(page: Page, site: Site) -> None:
+    page.goto(f"{site.url}?poll=150")
+    page.click("#show-table")
+    coffee = page.locator('table.runs-table[data-benchmark="coffee"] tr[data-id]')
+    expect(coffee).to_have_count(3)
+    income = {
+        rel: json.loads((site.root / rel / layout.SUMMARY).read_text())["firms"]["roaster_A"][
+            "net_income"
+        ]
+        for rel in ("coffee", "compacting")
+    }
+    page.click('table.runs-table[data-benchmark="coffee"] th[data-col="roaster_A"]')
+    order = [
+        (site.root / rel) for rel in sorted(income, key=lambda r: income[r])
+    ]  # the live run has no summary yet: last
+    wanted = [run_id(p.name) for p in order]
+
+    def shown() -> list[str]:  # the live run may have finished in another test: left out
+        ids = coffee.evaluate_all("rows => rows.map(r => r.dataset.id)")
+        return [i for i in ids if i in wanted]
+
+    assert shown() == wanted
+    page.click('table.runs-table[data-benchmark="coffee"] th[data-col="roaster_A"]')
+    assert shown() == wanted[::-1]
+    expect(page.locator('table.runs-table[data-benchmark="allo"] tr[data-id]')).to_have_count(2)
+    rels = ("coffee", "compacting", "live", "allo", "r3")
+    done = sum((site.root / rel / layout.SUMMARY).exists() for rel in rels)  # live may be
+    page.select_option("#rt-status", "completed")
+    expect(page.locator("table.runs-table tr[data-id]")).to_have_count(done)
+    page.select_option("#rt-status", "")
+    page.select_option("#rt-policy", "wait:2")
+    expect(page.locator("table.runs-table tr[data-id]")).to_have_count(2)
+    page.select_option("#rt-policy", "")
+    page.fill("#rt-text", "compact")
+    expect(page.locator("table.runs-table tr[data-id]")).to_have_count(1)
+    page.locator("table.runs-table tr[data-id]").click()
+    expect(page.locator("#run-head h2")).to_have_text("compacting")
+    page.go_back()
+    expect(page.locator("#runs-table")).to_be_visible()
+
+
+def test_an_empty_folder_shows_runs_as_they_appear(page: Page, site: Site, tmp_path: Path) -> None:
+    server = ViewerServer(Catalog(tmp_path))
+    serve_in_thread(server)
+    try:
+        page.goto(f"{server.url}?poll=150&runs_poll=200")
+        expect(page.locator("#placeholder")).to_contain_text("No runs yet")
+        shutil.copytree(site.root / "allo", tmp_path / "allo")
+        expect(page.locator("#run-list li")).to_have_count(1)
+        expect(page.locator("#episodes tr[data-episode]")).to_have_count(2)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_search_inside_transcripts_jumps_to_the_entry(page: Page, site: Site) -> None:
+    site.open(page, "coffee", tab="transcript", day=0, firm="farmer_B")
+    page.fill("#coffee-q", "plan 5:")  # roaster_A's model only
+    page.press("#coffee-q", "Enter")
+    hits = page.locator("#coffee-hits .hit")
+    expect(hits.first).to_be_visible()
+    last = hits.last
+    last.click()
+    day = int(last.inner_text().split()[1])
+    expect(page.locator("#day-label")).to_contain_text(f"Day {day} ")
+    expect(page.locator("#transcript-firms .chip.active")).to_contain_text("roaster_A")
+    expect(page.locator("#transcript .entry.flash")).to_have_count(1)
+
+
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def test_a_static_bundle_shows_the_runs_without_the_server(
+    page: Page, site: Site, tmp_path: Path
+) -> None:
+    out = tmp_path / "bundle"
+    write_bundle(site.root, out)
+    handler = functools.partial(QuietFiles, directory=str(out))
+    static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=static.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{static.server_address[1]}/"
+        page.goto(f"{url}#run={run_id('coffee')}&tab=transcript&day=0&firm=roaster_A")
+        expect(page.locator("#run-list li")).to_have_count(5)
+        first = page.locator("#transcript .entry.model_call").first
+        first.locator("details.prompt > summary").click()
+        expect(first.locator("details.prompt > .msg.role-system")).to_contain_text("You are")
+        second = page.locator("#transcript .entry.model_call").nth(1)
+        second.locator("details.prompt > summary").click()
+        expect(second.locator("details.prompt > .msg")).to_have_count(2)  # only what is new
+        expect(page.locator("#coffee-search")).to_be_hidden()
+        page.locator(f'#run-list li[data-id="{run_id("allo")}"]').click()
+        expect(page.locator("#episodes tr[data-episode]")).to_have_count(2)
+        expect(page.locator("#turns .turn").first).to_contain_text("KEEP or PASS?")
+    finally:
+        static.shutdown()
+        static.server_close()

@@ -10,11 +10,13 @@ from typing import Any
 
 from econbench.agents.models.base import ChatMessage, ModelOutput, Usage
 from econbench.agents.models.registry import register_scripted, unregister_scripted
+from econbench.agents.models.scripted import ScriptedModel
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.allo.runner import CellSpec, run_cell
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import run_to_dir
+from econbench.allo.runner import CellSpec
 from econbench.runs import layout
+from econbench.runs.allo.cell import run_cell
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import run_to_dir
 
 HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">'
 MODEL = "viewer-roaster"
@@ -43,6 +45,44 @@ def coffee_run(out: Path, days: int = 5, seed: int = 1) -> Path:
     name = register_scripted(MODEL, hostile_brain)
     try:
         config = RunConfig(seed=seed, days=days, agents={"default": "scripted", "roaster_A": name})
+        run_to_dir(config, out)
+    finally:
+        unregister_scripted(name)
+    return out
+
+
+SUMMARY = "SUMMARY: the books so far, in brief."
+
+
+def compacting_brain(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelOutput:
+    """Alternate books and waiting, reporting a prompt that grows 150 tokens a message, so a
+    small context window makes the agent compact; the summariser (no tools) answers
+    ``SUMMARY``."""
+    if not tools:
+        usage = Usage(input_tokens=500, output_tokens=10)
+        return ModelOutput(model="scripted/compacting", text=SUMMARY, usage=usage)
+    calls = sum(1 for m in messages if m.role == "assistant")
+    name = "view_trial_balance" if calls % 2 == 0 else "wait_for_next_day"
+    return ModelOutput(
+        model="scripted/compacting",
+        text=f"step {calls}",
+        tool_calls=[ToolCall(name, {})],
+        usage=Usage(
+            input_tokens=150 * len(messages),
+            cached_input_tokens=100 * len(messages),
+            output_tokens=5,
+        ),
+    )
+
+
+def compacting_run(out: Path, days: int = 8) -> Path:
+    """A finished run whose roaster_A (a 6,000-token window) compacts its history twice."""
+    name = register_scripted(
+        "viewer-compacting",
+        ScriptedModel(name="viewer-compacting", brain=compacting_brain, context_window=6000),
+    )
+    try:
+        config = RunConfig(seed=1, days=days, agents={"default": "scripted", "roaster_A": name})
         run_to_dir(config, out)
     finally:
         unregister_scripted(name)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from econbench.agents.compaction import (
@@ -39,16 +39,29 @@ from econbench.agents.models.base import (
 )
 from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.retry import ConcurrencyLimiter, RetryEvent, call_with_retries
-from econbench.agents.policy import Feedback
+from econbench.agents.policy import (
+    Feedback,
+    Input,
+    Observation,
+    Reply,
+    ToolResult,
+    UserText,
+)
 from econbench.agents.tools import ToolCall, ToolSpec
 
 EventFn = Callable[[str, dict[str, Any]], None]
+ResultFn = Callable[[dict[str, Any]], str]
 MAX_FORCED_COMPACTIONS = 4
 """Compactions tried, each keeping less, before an overflowing prompt stops the agent."""
 IGNORED = (
     "Not executed: only one tool call is carried out per turn, and this reply carried "
     "several. Call it again if you still want it."
 )
+
+
+def compact_result(result: dict[str, Any]) -> str:
+    """A tool result as the compact JSON text CoffeeBench's models read."""
+    return json.dumps(result, separators=(",", ":"))
 
 
 @dataclass
@@ -92,7 +105,8 @@ class CompactionSettings:
 
 
 class LLMAgent:
-    """Plays one actor with a model; implements the Policy protocol asynchronously."""
+    """Plays one actor with a model; implements the ``Actor`` protocol (``arespond`` for
+    callers in an event loop, ``decide``/``adecide`` for one-call callers)."""
 
     def __init__(
         self,
@@ -100,6 +114,7 @@ class LLMAgent:
         *,
         system_prompt: str,
         render_observation: Callable[[dict[str, Any]], str],
+        render_result: ResultFn = compact_result,
         config: GenerateConfig | None = None,
         compaction: CompactionSettings | None = None,
         limiter: ConcurrencyLimiter | None = None,
@@ -112,6 +127,7 @@ class LLMAgent:
         self.name = provider.name
         self.system_prompt = system_prompt
         self.render_observation = render_observation
+        self.render_result = render_result
         self.config = config or GenerateConfig()
         self.compaction = compaction or CompactionSettings()
         self.limiter = limiter
@@ -136,7 +152,21 @@ class LLMAgent:
         if not self._events_bound:
             self.on_event, self._events_bound = on_event, True
 
-    def start(self, actor_id: str, role: str, tools: list[ToolSpec]) -> None:
+    def start(
+        self,
+        actor_id: str,
+        role: str,
+        tools: list[ToolSpec],
+        *,
+        system_prompt: str | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        """Open the conversation; a caller that owns the prompt (AlloBench) passes it and the
+        per-reply token limit."""
+        if system_prompt is not None:
+            self.system_prompt = system_prompt
+        if max_tokens is not None:
+            self.config = replace(self.config, max_tokens=max_tokens)
         self.actor_id = actor_id
         self.tools = tools
         self.messages = [ChatMessage("system", self.system_prompt)]
@@ -193,23 +223,43 @@ class LLMAgent:
         if state.get("provider") is not None and callable(load):
             load(state["provider"])
 
-    def decide(self, feedback: Feedback) -> ToolCall | None:
+    def respond(self, inputs: Sequence[Input]) -> Reply:
         """Synchronous entry point for callers outside an event loop."""
+        return asyncio.run(self.arespond(inputs))
+
+    async def arespond(self, inputs: Sequence[Input]) -> Reply:
+        """Take the inputs (answering any call the caller left unanswered), ask the model,
+        and return its reply with the usage it reports."""
+        self._take_inputs(inputs)
+        output = await self.advance()
+        return Reply(text=output.text, tool_calls=list(output.tool_calls), usage=_usage(output))
+
+    def decide(self, feedback: Feedback) -> ToolCall | None:
+        """One-call form of ``respond``: the reply's first call."""
         return asyncio.run(self.adecide(feedback))
 
     async def adecide(self, feedback: Feedback) -> ToolCall | None:
-        self._take_feedback(feedback)
-        output = await self.advance()
-        return output.tool_calls[0] if output.tool_calls else None
+        """One-call form of ``arespond``: the reply's first call."""
+        return (await self.arespond(feedback.inputs())).first_call
 
-    async def advance(self, new_messages: list[ChatMessage] | None = None) -> ModelOutput:
-        """Append ``new_messages``, ask the model, append and log its reply.
+    def retract_last(self, inputs: int) -> bool:
+        """Forget the last reply, if it made no tool call, and the last ``inputs`` user
+        messages before it (AlloBench re-asks such a reply as the paper does: pruned)."""
+        messages = self.messages
+        if not messages or messages[-1].role != "assistant" or messages[-1].tool_calls:
+            return False
+        messages.pop()
+        for _ in range(inputs):
+            if messages and messages[-1].role == "user":
+                messages.pop()
+        return True
 
-        The reply's tool calls get ids (when the provider gave none); the caller must answer
-        every one of them with a tool message before the next call.
+    async def advance(self) -> ModelOutput:
+        """Ask the model, append and log its reply.
+
+        The reply's tool calls get ids (when the provider gave none); the next ``respond``
+        answers every one of them (from the caller's results, or as not executed).
         """
-        for message in new_messages or []:
-            self._append(message)
         output = await self._generate_with_recovery()
         output.tool_calls = [self._with_id(call) for call in output.tool_calls]
         message = output.as_message()
@@ -242,34 +292,46 @@ class LLMAgent:
             len(json.dumps(c.arguments)) for c in message.tool_calls
         )
 
-    def _take_feedback(self, feedback: Feedback) -> None:
-        """Answer every open tool call, then add the observation (if woken)."""
+    def _take_inputs(self, inputs: Sequence[Input]) -> None:
+        """Answer every open tool call (the caller's result, else "not executed"), then add
+        the observations."""
+        answers: dict[str | None, list[ToolResult]] = {}
+        for item in inputs:
+            if isinstance(item, ToolResult):
+                answers.setdefault(item.call_id, []).append(item)
         for call_id in self._open_calls:
-            if call_id == self._executed:
-                result = feedback.result
-                if result is None:
-                    result = {"status": "error", "error": "the call was not carried out"}
-                content = json.dumps(result, separators=(",", ":"))
+            answer = _take(answers, call_id)
+            if answer is None and call_id == self._executed:
+                answer = _take(answers, None)
+            if answer is not None:
+                content = self.render_result(answer.result)
+            elif call_id == self._executed:
+                content = compact_result(
+                    {"status": "error", "error": "the call was not carried out"}
+                )
             else:
                 content = json.dumps({"status": "error", "error": IGNORED})
-            name = (
-                next((c.name for c in self.messages[-1].tool_calls if c.call_id == call_id), None)
-                if self.messages and self.messages[-1].role == "assistant"
-                else None
-            )
+            name = (answer.name if answer is not None else "") or self._call_name(call_id)
             self._append(ChatMessage("tool", content, tool_call_id=call_id, name=name))
         self._open_calls, self._executed = [], None
-        if feedback.observation is not None:
-            text = self.render_observation(feedback.observation)
-            if feedback.notes:
-                text += "\n" + "\n".join(feedback.notes)
-            self._append(ChatMessage("user", text))
-        elif feedback.notes:
-            self._append(ChatMessage("user", "\n".join(feedback.notes)))
+        for item in inputs:
+            if isinstance(item, Observation):
+                text = self.render_observation(item.data)
+                if item.notes:
+                    text += "\n" + "\n".join(item.notes)
+                self._append(ChatMessage("user", text))
+            elif isinstance(item, UserText):
+                self._append(ChatMessage("user", item.text))
         if self.messages[-1].role == "assistant":
             # A reply without a tool call, then no observation: nudge rather than send an
             # assistant-final conversation, which some APIs reject.
             self._append(ChatMessage("user", "Continue."))
+
+    def _call_name(self, call_id: str) -> str | None:
+        """The tool name of an open call, from the reply that made it."""
+        if not self.messages or self.messages[-1].role != "assistant":
+            return None
+        return next((c.name for c in self.messages[-1].tool_calls if c.call_id == call_id), None)
 
     def _with_id(self, call: ToolCall) -> ToolCall:
         self._call_counter += 1
@@ -408,3 +470,26 @@ class LLMAgent:
             | ({"cache_hit": True} if output.cache_hit else {}),
         )
         return True
+
+
+def _usage(output: ModelOutput) -> dict[str, Any]:
+    """A reply's usage as the caller records it: token counts, the cost when priced, and a
+    flag when the response cache served it (no tokens were paid)."""
+    usage: dict[str, Any] = {
+        "input_tokens": output.usage.input_tokens,
+        "cached_input_tokens": output.usage.cached_input_tokens,
+        "cache_write_tokens": output.usage.cache_write_tokens,
+        "output_tokens": output.usage.output_tokens,
+        "reasoning_tokens": output.usage.reasoning_tokens,
+    }
+    if output.cost_usd is not None:
+        usage["cost_usd"] = output.cost_usd
+    if output.cache_hit:
+        usage["cache_hit"] = True
+    return usage
+
+
+def _take(answers: dict[str | None, list[ToolResult]], call_id: str | None) -> ToolResult | None:
+    """The next unused result the caller sent for ``call_id``."""
+    queue = answers.get(call_id)
+    return queue.pop(0) if queue else None

@@ -15,13 +15,14 @@ from __future__ import annotations
 import inspect
 import math
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, get_type_hints
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from econbench.agents.untrusted import argument_problem, dump_text, excerpt
+from econbench.agents.untrusted import MAX_ARGUMENT_CHARS, argument_problem, dump_text, excerpt
 
 ToolKind = Literal["read", "write"]
 _TOOL_ATTR = "__econbench_tool__"
@@ -123,6 +124,8 @@ class ToolSpec:
     undocumented: list[str]
     fn: Callable[..., Any]
     validator: Any
+    exact: _ExactArguments | None = None
+    """Accepts well-typed arguments without pydantic (``None``: every call is validated)."""
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], name: str | None = None) -> ToolSpec:
@@ -153,6 +156,7 @@ class ToolSpec:
             undocumented=undocumented,
             fn=fn,
             validator=model,
+            exact=_ExactArguments.of(model),
         )
 
     def openai_schema(self) -> dict[str, Any]:
@@ -170,6 +174,10 @@ class ToolSpec:
         """Validate raw arguments; raise ToolError naming every problem."""
         if arguments is None:
             arguments = {}
+        if self.exact is not None:
+            values = self.exact.values(arguments)
+            if values is not None:
+                return values
         problem = argument_problem(arguments)
         if problem is not None:
             shown = arguments if isinstance(arguments, str) else dump_text(arguments, 200)
@@ -183,6 +191,97 @@ class ToolSpec:
             if isinstance(value, float) and not math.isfinite(value):
                 raise ToolError(f"{self.name}: {key} must be a finite number")
         return values
+
+
+_EXACT_TYPES = (int, float, str, bool)
+_EXACT_MAX_CHARS = 4096
+"""The longest string the exact path takes: a few of them stay far below the bounds that
+``argument_problem`` enforces, so it has nothing to say about such arguments."""
+
+
+@dataclass(frozen=True)
+class _ExactArguments:
+    """The arguments pydantic would accept unchanged, recognised without it.
+
+    A scripted policy calls a tool thousands of times a run with values of exactly the
+    declared types; validating each call through pydantic costs more than the tool. For a
+    tool whose parameters are all plain scalars (``int``, ``float``, ``str``, ``bool``, a
+    ``Literal`` of strings, any of those ``| None``) with immutable defaults, arguments whose
+    keys are parameters and whose values have exactly a declared type (a finite float, a
+    short string, a literal's member) are the values as they are, defaults filled in. Any
+    other arguments (a wrong type, an int for a float, a missing or unknown key, NaN) take
+    the pydantic path, which accepts or rejects them with its own message.
+    """
+
+    fields: tuple[tuple[str, frozenset[type], frozenset[str] | None, bool, Any], ...]
+    """Per parameter: name, the exact types accepted, the literal's members (``None``: any
+    value of those types), whether it is required, its default."""
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, model: Any) -> _ExactArguments | None:
+        fields = []
+        for name, info in model.model_fields.items():
+            accepted = _exact_types(info.annotation)
+            if accepted is None or info.metadata or info.default_factory is not None:
+                return None
+            types_, members = accepted
+            required = info.is_required()
+            if not required and not isinstance(info.default, (*_EXACT_TYPES, type(None))):
+                return None
+            fields.append((name, types_, members, required, None if required else info.default))
+        longest = 2 + sum(len(name) + 4 + _EXACT_MAX_CHARS + 2 for name, *_ in fields)
+        if longest > MAX_ARGUMENT_CHARS:  # argument_problem could object: let it judge
+            return None
+        return cls(tuple(fields), frozenset(model.model_fields))
+
+    def values(self, arguments: Any) -> dict[str, Any] | None:
+        """The validated values, or ``None`` when pydantic must judge the arguments."""
+        if type(arguments) is not dict or not self.names.issuperset(arguments):
+            return None
+        values: dict[str, Any] = {}
+        for name, types_, members, required, default in self.fields:
+            if name not in arguments:
+                if required:
+                    return None
+                values[name] = default
+                continue
+            value = arguments[name]
+            kind = type(value)
+            if kind not in types_:
+                return None
+            if kind is str:
+                if len(value) > _EXACT_MAX_CHARS or (members is not None and value not in members):
+                    return None
+            elif kind is float and not math.isfinite(value):
+                return None
+            values[name] = value
+        return values
+
+
+def _exact_types(annotation: Any) -> tuple[frozenset[type], frozenset[str] | None] | None:
+    """The exact types (and a literal's members) an annotation accepts, when it is a plain
+    scalar, a ``Literal`` of strings, or either ``| None``; else ``None``."""
+    if annotation in _EXACT_TYPES:
+        return frozenset({annotation}), None
+    origin = get_origin(annotation)
+    if origin is Literal:
+        members = get_args(annotation)
+        if all(type(m) is str for m in members):
+            return frozenset({str}), frozenset(members)
+        return None
+    if origin in (Union, types.UnionType):
+        args = get_args(annotation)
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1 or len(args) != 2:
+            return None
+        inner = _exact_types(rest[0])
+        if inner is None:
+            return None
+        if inner[1] is not None:  # a Literal | None would need None among its members
+            return None
+        return inner[0] | {type(None)}, None
+    return None
 
 
 def _coerce_ints_to_floats(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -1,14 +1,14 @@
-"""Actors: whatever plays an AlloBench episode — a reference policy now, an LLM later.
+"""Actors for AlloBench: whatever plays an episode, through the one actor protocol of
+``econbench.agents.policy`` (the same one CoffeeBench's firms speak):
 
-The protocol is conversation-shaped so that an LLM provider with a ReAct loop is a drop-in:
-
-- ``Actor.start(system_prompt, tools, max_tokens)`` opens a fresh conversation for one episode
-  (``tools`` are ``ToolSpec``s, ``spec.openai_schema()`` gives the wire format; R0 has none;
-  ``max_tokens`` is the framing's per-reply limit).
-- ``Actor.respond(inputs) -> Reply`` gets what happened since its last reply — tool results
-  for every call of its previous reply (``ToolResult``, in call order), then possibly the next
-  observation (``UserText``) — and answers with free text and/or tool calls plus token usage
-  (``{"input_tokens": …, "output_tokens": …}``). The actor keeps its own history.
+- ``Actor.start("allo", "allo", tools, system_prompt=…, max_tokens=…)`` opens a fresh
+  conversation for one episode (``tools`` are ``ToolSpec``s, ``spec.openai_schema()`` gives the
+  wire format; R0 has none; ``max_tokens`` is the framing's per-reply limit).
+- ``Actor.respond(inputs) -> Reply`` gets what happened since its last reply — the runner
+  answers every call of the previous reply itself (``ToolResult``, in call order), then
+  possibly sends the next observation (``UserText``) — and answers with free text and/or tool
+  calls plus token usage (``{"input_tokens": …, "output_tokens": …}``). The actor keeps its
+  own history.
 - Optionally ``Actor.retract_last(inputs) -> bool`` forgets the last reply and the last
   ``inputs`` inputs sent with it (True if it did): the runner uses it before re-asking a reply
   without a tool call, as the paper's harness prunes such a reply from the context.
@@ -39,9 +39,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
+from econbench.agents.policy import Actor, Input, Reply, ToolResult, UserText
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.allo.families import FAMILIES, Family
 from econbench.allo.framings.base import Framing, ObservationReader, ReaderEvent
@@ -50,49 +51,9 @@ from econbench.allo.policies import AlloPolicy, make_policy
 from econbench.allo.stream import Stream, StreamConfig
 
 
-@dataclass(frozen=True)
-class UserText:
-    """An observation (the next question, with notices of automatic turns)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """The result of one tool call, in reply to ``call_id``."""
-
-    name: str
-    result: dict[str, Any]
-    call_id: str | None = None
-
-    def content(self) -> str:
-        """The result as the JSON text a model reads."""
-        return json.dumps(self.result, sort_keys=True, default=repr)
-
-
-Input = UserText | ToolResult
-
-
-@dataclass
-class Reply:
-    """An actor's answer: text, tool calls (only the first is executed) and token usage."""
-
-    text: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    """What happened while producing the reply (model retries, compactions), for the record."""
-
-
-@runtime_checkable
-class Actor(Protocol):
-    """Anything that can play an episode through a framing."""
-
-    name: str
-
-    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None: ...
-
-    def respond(self, inputs: Sequence[Input]) -> Reply: ...
+def result_text(result: dict[str, Any]) -> str:
+    """A tool result as the JSON text AlloBench's models read."""
+    return json.dumps(result, sort_keys=True, default=repr)
 
 
 @dataclass(frozen=True)
@@ -132,8 +93,17 @@ class FunctionActor:
         self.max_tokens = 0
         self.calls = 0
 
-    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None:
-        self.system_prompt, self.tools, self.max_tokens = system_prompt, list(tools), max_tokens
+    def start(
+        self,
+        actor_id: str,
+        role: str,
+        tools: list[ToolSpec],
+        *,
+        system_prompt: str | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.system_prompt, self.tools = system_prompt or "", list(tools)
+        self.max_tokens = max_tokens or 0
         self.history = []
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
@@ -208,8 +178,16 @@ class PolicyActor:
         self.tools: list[ToolSpec] = []
 
     # -- the Actor protocol ---------------------------------------------------------------
-    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None:
-        self.system_prompt, self.tools = system_prompt, list(tools)
+    def start(
+        self,
+        actor_id: str,
+        role: str,
+        tools: list[ToolSpec],
+        *,
+        system_prompt: str | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.system_prompt, self.tools = system_prompt or "", list(tools)
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
         decision: ReaderEvent | None = None
@@ -218,7 +196,7 @@ class PolicyActor:
             if isinstance(item, ToolResult):
                 last_result = item
                 self._absorb_result(item)
-            else:
+            elif isinstance(item, UserText):
                 for event in self.reader.read(item.text):
                     self._see(event)
                     if not event.auto:

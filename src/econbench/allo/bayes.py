@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,10 @@ SATURATION = 60
 """Extra sightings credited to a class at the cap when ``saturate`` (ρ^60: certainly hot)."""
 
 _MAX_EXACT_COUNT = 63  # count << 2 | flags must fit in one byte
+
+SolveProgress = Callable[[int, int], None]
+"""``on_progress(done, total)`` of a solve: its two passes count one step per turn each, so
+``total`` is 2·T (a solve at the defaults takes seconds; exact ones, minutes)."""
 
 
 def _keys(codes: np.ndarray) -> np.ndarray:
@@ -153,12 +158,14 @@ class BayesSolver:
             raise KeyError("state not in the solved state space")
         return level.values[idx]
 
-    def _enumerate(self) -> list[np.ndarray]:
+    def _enumerate(self, on_level: Callable[[], None] | None = None) -> list[np.ndarray]:
         """Forward pass: the canonical states with budget left at every level t."""
         T, N, B = self.config.n_tasks, self.config.n_classes, self.budget
         codes_by_t: list[np.ndarray] = []
         cur = np.zeros((1, N), dtype=np.uint8) if B > 0 else np.zeros((0, N), dtype=np.uint8)
         for t in range(T):
+            if on_level is not None:
+                on_level()
             codes_by_t.append(cur)
             if t == T - 1 or len(cur) == 0:
                 cur = np.zeros((0, N), dtype=np.uint8)
@@ -175,11 +182,18 @@ class BayesSolver:
             cur = allc[first]
         return codes_by_t
 
-    def _backward(self, codes_by_t: list[np.ndarray], actor: BayesSolver | None) -> list[_Level]:
+    def _backward(
+        self,
+        codes_by_t: list[np.ndarray],
+        actor: BayesSolver | None,
+        on_level: Callable[[], None] | None = None,
+    ) -> list[_Level]:
         """Backward pass: V_t per level; actions are optimal, or ``actor``'s if given."""
         T, N, B = self.config.n_tasks, self.config.n_classes, self.budget
         levels: list[_Level] = [_Level(_keys(np.zeros((0, N), np.uint8)), np.zeros(0))] * (T + 1)
         for t in range(T - 1, -1, -1):
+            if on_level is not None:
+                on_level()
             codes = codes_by_t[t]
             nxt = levels[t + 1]
             if len(codes) == 0:
@@ -284,13 +298,24 @@ class BayesSolver:
         post = self._posterior(np.minimum(n, self.cap), e, t)
         return self._spent_values(post, b, post.predictive())[:, i]
 
-    def solve(self) -> BayesSolver:
-        """Enumerate the reachable states and value them (idempotent)."""
+    def solve(self, on_progress: SolveProgress | None = None) -> BayesSolver:
+        """Enumerate the reachable states and value them (idempotent); ``on_progress`` hears
+        of each turn of either pass (see :data:`SolveProgress`)."""
         if not self._solved:
-            codes_by_t = self._enumerate()
+            total, done = 2 * self.config.n_tasks, 0
+
+            def step() -> None:
+                nonlocal done
+                if on_progress is not None:
+                    on_progress(done, total)
+                done += 1
+
+            codes_by_t = self._enumerate(step)
             self.n_states = sum(len(c) for c in codes_by_t)
-            self.levels = self._backward(codes_by_t, None)
+            self.levels = self._backward(codes_by_t, None, step)
             self._solved = True
+            if on_progress is not None:
+                on_progress(total, total)
         return self
 
     def evaluate(self, actor: BayesSolver) -> float:
@@ -365,14 +390,16 @@ def get_solver(
     cost: float = 0.0,
     budget: int | None = None,
     cap: int | None = DEFAULT_CAP,
+    on_progress: SolveProgress | None = None,
 ) -> BayesSolver:
-    """A solved :class:`BayesSolver`, shared through a small LRU cache."""
+    """A solved :class:`BayesSolver`, shared through a small LRU cache (``on_progress``: see
+    :meth:`BayesSolver.solve`; not called when the table is cached)."""
     key = (config, float(cost), config.budget if budget is None else budget, cap)
     with _CACHE_LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    solver = BayesSolver(config, cost, budget, cap).solve()
+    solver = BayesSolver(config, cost, budget, cap).solve(on_progress)
     with _CACHE_LOCK:
         _CACHE[key] = solver
         while len(_CACHE) > CACHE_SIZE:

@@ -15,18 +15,19 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-from econbench.agents.models.base import ChatMessage, ModelProvider, ProviderWrap
+from econbench.agents.models.base import ModelProvider, ProviderWrap
 from econbench.agents.models.registry import ModelSettings, build_provider, make_limiter
+from econbench.agents.policy import Input, Reply
 from econbench.agents.react import CompactionSettings, LLMAgent
 from econbench.agents.tools import ToolSpec
-from econbench.allo.actors import EpisodeInfo, Input, Reply, ToolResult, UserText
+from econbench.allo.actors import EpisodeInfo, result_text
 
 
 class LLMActor:
-    """One episode's conversation with a model."""
+    """One episode's conversation with a model: the shared agent on the run's event loop,
+    with the events of each reply (retries, compactions) handed back in the ``Reply``."""
 
     def __init__(
         self, agent: LLMAgent, loop: asyncio.AbstractEventLoop, settings: ModelSettings
@@ -38,52 +39,29 @@ class LLMActor:
         self.events: list[dict[str, Any]] = []
         agent.bind_events(lambda kind, data: self.events.append({"type": kind, **data}))
 
-    def start(self, system_prompt: str, tools: list[ToolSpec], max_tokens: int) -> None:
-        agent = self.agent
-        agent.system_prompt = system_prompt
+    def start(
+        self,
+        actor_id: str,
+        role: str,
+        tools: list[ToolSpec],
+        *,
+        system_prompt: str | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
         limit = self.settings.max_tokens if self.settings.max_tokens is not None else max_tokens
-        agent.config = replace(agent.config, max_tokens=limit)
-        agent.start("allo", "allo", tools)
+        self.agent.start(actor_id, role, tools, system_prompt=system_prompt, max_tokens=limit)
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
-        messages = []
-        for item in inputs:
-            if isinstance(item, ToolResult):
-                messages.append(
-                    ChatMessage("tool", item.content(), tool_call_id=item.call_id, name=item.name)
-                )
-            elif isinstance(item, UserText):
-                messages.append(ChatMessage("user", item.text))
-        self.agent._open_calls = []  # the runner answers every call itself, in order
+        """The agent's reply; the runner answers every call itself, so none is left open."""
         before = len(self.events)
-        output = self.loop.run_until_complete(self.agent.advance(messages))
-        usage: dict[str, Any] = {
-            "input_tokens": output.usage.input_tokens,
-            "cached_input_tokens": output.usage.cached_input_tokens,
-            "cache_write_tokens": output.usage.cache_write_tokens,
-            "output_tokens": output.usage.output_tokens,
-            "reasoning_tokens": output.usage.reasoning_tokens,
-        }
-        if output.cost_usd is not None:
-            usage["cost_usd"] = output.cost_usd
-        if output.cache_hit:
-            usage["cache_hit"] = True  # served by the response cache: no tokens were paid
-        retries = [e for e in self.events[before:] if e["type"] != "model_call"]
-        return Reply(
-            text=output.text, tool_calls=list(output.tool_calls), usage=usage, events=retries
-        )
+        reply = self.loop.run_until_complete(self.agent.arespond(inputs))
+        reply.events = [e for e in self.events[before:] if e["type"] != "model_call"]
+        return reply
 
     def retract_last(self, inputs: int) -> bool:
         """Forget the last reply and the last ``inputs`` user messages before it (the runner
         re-asks a reply without a tool call as the paper does: pruned from the context)."""
-        messages = self.agent.messages
-        if not messages or messages[-1].role != "assistant" or messages[-1].tool_calls:
-            return False
-        messages.pop()
-        for _ in range(inputs):
-            if messages and messages[-1].role == "user":
-                messages.pop()
-        return True
+        return self.agent.retract_last(inputs)
 
 
 class LLMActorFactory:
@@ -107,14 +85,18 @@ class LLMActorFactory:
         provider: ModelProvider = build_provider(self.name, self.settings)
         if self.wrap is not None:
             provider = self.wrap(provider, f"seed-{episode.seed}")
+        retries = self.settings.retry_policy()
         agent = LLMAgent(
             provider,
             system_prompt="",
             render_observation=str,
+            render_result=result_text,
             config=self.settings.generate_config(),
             compaction=CompactionSettings(threshold=self.settings.compaction_threshold),
             limiter=self.limiter,
             seed=zlib.crc32(f"{self.seed}:{episode.seed}".encode()),
+            max_attempts=retries.max_attempts,
+            retry_options=retries.options(),
         )
         return LLMActor(agent, self.loop, self.settings)
 

@@ -29,6 +29,7 @@ from econbench.allo.bayes import DEFAULT_CAP, get_solver
 from econbench.allo.game import EpisodeResult, Game, GameView
 from econbench.allo.posterior import HotSetModel
 from econbench.allo.stream import Stream, StreamConfig
+from econbench.suggest import did_you_mean
 
 RANDOM_SALT = 0x5A1D_0001
 """Salt of the ``random`` policy's coin stream."""
@@ -207,7 +208,8 @@ def make_policy(
             if cap is None and config.n_tasks > EXACT_TASKS_LIMIT:
                 raise ValueError(
                     f"bayes:exact is only tractable up to {EXACT_TASKS_LIMIT} tasks "
-                    f"(this game has {config.n_tasks}); use bayes or bayes:CAP"
+                    f"(this game has {config.n_tasks}); use bayes or bayes:CAP, or a shorter "
+                    f"game (`allo run --tasks {EXACT_TASKS_LIMIT}`)"
                 )
             return BayesPolicy(config, cap)
         if name == "hindsight" and not arg:
@@ -218,9 +220,10 @@ def make_policy(
             return RandomPolicy(float(arg) if arg else 0.5)
     except ValueError as exc:
         raise ValueError(f"bad policy spec {spec!r}: {exc}") from exc
+    names = ("eager", "wait", "posterior", "bayes", "hindsight", "never", "random")
     raise ValueError(
-        f"unknown policy spec {spec!r}; use eager, wait:K, posterior:P, bayes, hindsight, "
-        "never, random:P"
+        f"unknown policy spec {spec!r}{did_you_mean(name, names)}; use eager, wait:K, "
+        "posterior:P, bayes, hindsight, never, random:P"
     )
 
 

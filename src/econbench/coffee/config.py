@@ -1,21 +1,22 @@
-"""Every constant of the economy, and the run configuration, as validated pydantic models.
+"""Every constant of the economy, and what a world needs to play, as validated pydantic models.
 
 Defaults are the paper's economy (docs/coffeebench.md §1–§9). A TOML file can override any of
 them under ``[economy]``; unknown keys and wrong types are rejected with the key's full
 path, so a typo never silently runs the default economy. Every number has a finite range
 (TOML can spell ``inf`` and ``nan``), and paired values their order, so a config that
 validates cannot crash a run midway.
+
+Nothing here knows about models: the settings of a model that plays a firm belong to the run
+layer (``econbench.runs.coffee.config.RunConfig``, which extends :class:`WorldConfig`).
 """
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from econbench.agents.models.registry import ModelSettings
+from econbench.suggest import did_you_mean
 
 Role = Literal["farmer", "roaster", "retailer"]
 
@@ -213,25 +214,27 @@ class EconomyConfig(Strict):
         return (self.day_end_minute - self.day_start_minute) // self.minutes_per_tool
 
 
-class RunConfig(Strict):
-    """One CoffeeBench run: seed, length, who plays each firm, and the economy."""
+class WorldConfig(Strict):
+    """One CoffeeBench world: seed, length, who plays each firm, and the economy."""
 
     seed: int = Field(0, ge=0, le=MAX_SEED)
     days: int = Field(90, ge=1, le=MAX_DAYS)
     agents: dict[str, str] = {"default": "negotiating", FOCAL_FIRM: "heuristic"}
-    """Who plays each firm. The offline background is the negotiating one (hidden
+    """Who plays each firm: a scripted policy's name, or a model's (``provider/model``),
+    whose policy the run layer builds. The offline background is the negotiating one (hidden
     valuations, bids below asks, counters, messages); ``scripted`` is the earlier one."""
     prompts: dict[str, str] = {}
     """Per firm, the system-prompt variant of a model-driven agent (standard, revenue_pressure)."""
-    models: dict[str, ModelSettings] = {}
-    """Per model name (``provider/model``), its settings: temperature, max_tokens, …"""
     economy: EconomyConfig = EconomyConfig()
 
     @model_validator(mode="after")
-    def _check_agents(self) -> RunConfig:
+    def _check_agents(self) -> WorldConfig:
         for key in self.agents:
             if key != "default" and key not in FIRMS:
-                raise ValueError(f"unknown firm '{key}' (firms: {', '.join(FIRMS)}, or 'default')")
+                raise ValueError(
+                    f"unknown firm '{key}'{did_you_mean(key, (*FIRMS, 'default'))} "
+                    f"(firms: {', '.join(FIRMS)}, or 'default')"
+                )
         for key, variant in self.prompts.items():
             if key not in FIRMS:
                 raise ValueError(f"prompts: unknown firm '{key}' (firms: {', '.join(FIRMS)})")
@@ -244,6 +247,11 @@ class RunConfig(Strict):
 
     def policy_for(self, firm_id: str) -> str:
         return self.agents.get(firm_id) or self.agents.get("default", "negotiating")
+
+
+def is_model(name: str) -> bool:
+    """A slash means a model (``provider/model``); the model registry validates the rest."""
+    return "/" in name
 
 
 class ConfigError(ValueError):
@@ -264,57 +272,3 @@ def format_validation(exc: ValidationError, prefix: str = "") -> str:
             got = got if len(got) <= 80 else got[:79] + "…"
             lines.append(f"'{key}': {msg} (got {got})")
     return "; ".join(lines)
-
-
-_TOML_TABLES = {"run", "agents", "prompts", "models", "economy"}
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file's tables; a missing, unreadable or malformed file is a one-line
-    ``ConfigError``."""
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"--config {path} is a directory, not a TOML file") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not valid TOML: it is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-
-
-def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Read a TOML run config (``[run]``, ``[agents]``, ``[economy]``) and apply CLI overrides."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        raw = read_toml(Path(path))
-        unknown = set(raw) - _TOML_TABLES
-        if unknown:
-            raise ConfigError(
-                f"unknown table(s) {sorted(unknown)} in {path}; expected [run], [agents], "
-                "[prompts], [models], [economy]"
-            )
-        run = raw.get("run", {})
-        if not isinstance(run, dict):
-            raise ConfigError("'run' must be a table")
-        extra = set(run) - {"seed", "days"}
-        if extra:
-            raise ConfigError(f"unknown key(s) in [run]: {sorted(extra)} (allowed: seed, days)")
-        data.update(run)
-        for table in ("agents", "prompts", "models", "economy"):
-            if table in raw:
-                data[table] = raw[table]
-    for key, value in (overrides or {}).items():
-        if value is None:
-            continue
-        if key == "agents":
-            data["agents"] = {**data.get("agents", RunConfig().agents), **value}
-        else:
-            data[key] = value
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"invalid config: {format_validation(exc)}") from None

@@ -18,14 +18,12 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from econbench.agents.models.base import ProviderWrap
-from econbench.agents.policy import Feedback, Policy
-from econbench.agents.react import AgentStats
+from econbench.agents.policy import Actor, Input, Observation, ToolResult
 from econbench.agents.tools import ToolCall
-from econbench.coffee.agents import make_firm_policy, run_limiter
-from econbench.coffee.config import FIRMS, RunConfig
-from econbench.coffee.events import EventSink
-from econbench.coffee.state import WorldState
+from econbench.coffee.config import FIRMS, WorldConfig, is_model, role_of
+from econbench.coffee.events import EventSink, RunEnd, event_from_payload
+from econbench.coffee.policies import make_policy
+from econbench.coffee.state import StateJson, WorldState
 from econbench.coffee.world import World
 
 
@@ -33,31 +31,36 @@ class CheckpointError(RuntimeError):
     """The run's state cannot be saved or restored."""
 
 
+def scripted_policy(config: WorldConfig, firm_id: str) -> Actor:
+    """The scripted policy the config names for ``firm_id``. A model-driven firm's policy
+    is its caller's to build (the run layer: ``econbench.runs.coffee.agents``), since the
+    environment knows nothing about models."""
+    name = config.policy_for(firm_id)
+    if is_model(name):
+        raise ValueError(
+            f"{firm_id} is played by the model {name!r}: pass its policy in ``policies`` "
+            "(econbench.runs.coffee.agents.firm_policies builds it)"
+        )
+    return make_policy(name, role_of(firm_id), seed=config.seed, firm_id=firm_id)
+
+
 @dataclass
 class CoffeeRun:
-    """One CoffeeBench run: a world and a policy per firm."""
+    """One CoffeeBench run: a world and a policy per firm. Firms without a policy in
+    ``policies`` get the scripted policy the config names."""
 
-    config: RunConfig
+    config: WorldConfig
     sink: EventSink | None = None
     daily_sink: Callable[[dict[str, Any]], None] | None = None
-    policies: dict[str, Policy] = field(default_factory=dict)
-    provider_wrap: ProviderWrap | None = None
+    policies: dict[str, Actor] = field(default_factory=dict)
     on_checkpoint: Callable[[CoffeeRun], None] | None = None
     world: World = field(init=False)
 
     def __post_init__(self) -> None:
         self.world = World(self.config, sink=self.sink)
-        limiter = run_limiter(self.config)
         for firm_id in FIRMS:
             if firm_id not in self.policies:
-                self.policies[firm_id] = make_firm_policy(
-                    self.config.policy_for(firm_id),
-                    firm_id,
-                    self.config,
-                    emit=self._emit,
-                    limiter=limiter,
-                    wrap=self.provider_wrap,
-                )
+                self.policies[firm_id] = scripted_policy(self.config, firm_id)
         for firm_id, policy in self.policies.items():
             bind = getattr(policy, "bind_events", None)
             if bind is not None:
@@ -75,10 +78,14 @@ class CoffeeRun:
         if self._held is not None and firm in self._held:
             self._held[firm].append((kind, data))
         else:
-            self.world.emit(kind, **data)
+            self.world.log(event_from_payload(kind, data))
 
     def agent_stats(self) -> dict[str, dict[str, Any]]:
         """Model usage per firm (zeros for scripted firms)."""
+        # The agent layer's accounting, imported when asked: the environment loads no model
+        # code (AgentStats lives with the ReAct loop, which imports the provider types).
+        from econbench.agents.react import AgentStats
+
         out = {}
         for firm_id, policy in self.policies.items():
             stats = getattr(policy, "stats", None)
@@ -93,7 +100,8 @@ class CoffeeRun:
     def is_async(self) -> bool:
         """True when some policy decides asynchronously (a model call)."""
         return any(
-            inspect.iscoroutinefunction(getattr(p, "adecide", None)) for p in self.policies.values()
+            inspect.iscoroutinefunction(getattr(p, "arespond", None))
+            for p in self.policies.values()
         )
 
     def run(self, on_day: Callable[[int], None] | None = None) -> World:
@@ -114,7 +122,7 @@ class CoffeeRun:
 
     def _close(self) -> World:
         self.world.state.phase = "closed"
-        self.world.emit("run_end", days=self.world.day, ended_early=self.world.state.ended)
+        self.world.log(RunEnd(days=self.world.day, ended_early=self.world.state.ended))
         return self.world
 
     def step_day(self) -> None:
@@ -137,7 +145,7 @@ class CoffeeRun:
                 for firm_id in group:
                     minute = self.world.firm(firm_id).clock.minute
                     for kind, data in held[firm_id]:
-                        self.world.emit_at(minute, kind, **data)
+                        self.world.log_at(minute, event_from_payload(kind, data))
             self._apply(group, dict(zip(group, calls, strict=True)))
         self._end_day()
 
@@ -167,8 +175,9 @@ class CoffeeRun:
             self.on_checkpoint(self)
 
     @staticmethod
-    def _is_model(policy: Policy) -> bool:
-        return inspect.iscoroutinefunction(getattr(policy, "adecide", None))
+    def _is_model(policy: Actor) -> bool:
+        """A model-driven actor answers asynchronously (``arespond``)."""
+        return inspect.iscoroutinefunction(getattr(policy, "arespond", None))
 
     # ------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:
@@ -195,14 +204,19 @@ class CoffeeRun:
         }
 
     def state_json(self) -> str:
-        """``state_dict`` as JSON text, the world serialised by pydantic's fast path (a
-        90-day world is half a megabyte, written at every checkpoint)."""
+        """``state_dict`` as JSON text. The world (over half a megabyte by day 90, written
+        at every checkpoint) is pydantic's own bytes, re-serialising only the records that
+        changed since the last checkpoint (``StateJson``, kept on the run)."""
         rest = self.state_dict_without_world()
+        world_json = getattr(self, "_world_json", None)
+        if world_json is None:
+            world_json = self._world_json = StateJson()
         try:
-            world = self.world.state.model_dump_json()
+            world = world_json(self.world.state)
         except PydanticSerializationError:  # a lone surrogate from a model: escape it
             world = json.dumps(self.world.state.model_dump(mode="json"), separators=(",", ":"))
-        return '{"world":' + world + "," + json.dumps(rest, separators=(",", ":"))[1:]
+        rest_json = json.dumps(rest, separators=(",", ":"))
+        return "".join(('{"world":', world, ",", rest_json[1:]))  # one copy of the whole
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue from ``state_dict``'s output (policies already started)."""
@@ -219,20 +233,22 @@ class CoffeeRun:
         now = min(f.clock.minute for f in active)
         return [f.id for f in active if f.clock.minute == now]
 
-    def _feedback(self, firm_id: str) -> Feedback:
-        """The result of the agent's previous call, and its observation if it was woken."""
+    def _inputs(self, firm_id: str) -> list[Input]:
+        """The result of the actor's previous call (only its first call is executed; the
+        actor answers the rest itself), and its observation if it was woken."""
         result, self._pending[firm_id] = self._pending.get(firm_id), None
+        inputs: list[Input] = [] if result is None else [ToolResult("", result)]
         if self.world.observation_due(firm_id):
-            return Feedback(observation=self.world.observe(firm_id), result=result)
-        return Feedback(result=result)
+            inputs.append(Observation(self.world.observe(firm_id)))
+        return inputs
 
     def _decide(self, firm_id: str) -> ToolCall | None:
-        return self.policies[firm_id].decide(self._feedback(firm_id))
+        """The first call of the actor's reply: the one a firm makes per turn."""
+        return self.policies[firm_id].respond(self._inputs(firm_id)).first_call
 
     async def _adecide(self, firm_id: str) -> ToolCall | None:
-        policy = self.policies[firm_id]
-        feedback = self._feedback(firm_id)
-        adecide = getattr(policy, "adecide", None)
-        if adecide is not None and inspect.iscoroutinefunction(adecide):
-            return await adecide(feedback)
-        return policy.decide(feedback)
+        actor = self.policies[firm_id]
+        inputs = self._inputs(firm_id)
+        if self._is_model(actor):
+            return (await actor.arespond(inputs)).first_call  # type: ignore[attr-defined]
+        return actor.respond(inputs).first_call

@@ -7,11 +7,37 @@ Ids are deterministic counters (``L1``, ``O1``, ``D1``, ``INV1``, ``M1``, ``B1``
 
 from __future__ import annotations
 
-from typing import Literal
+import itertools
+import types
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field
+from pydantic_core import to_json
 
 Cents = int
+
+
+class Record(BaseModel):
+    """A flat record of the state (scalars only). Every assignment is reported to the
+    ``StateJson``s whose kept text holds the record, so a checkpoint re-serialises only
+    the records that changed since the last one."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if _watches:
+            _seen(id(self))
+        BaseModel.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if _watches:
+            _seen(id(self))
+        BaseModel.__delattr__(self, name)
+
+
+def _seen(record_id: int) -> None:
+    for watch in _watches:
+        if record_id in watch.watched:
+            watch.dirty.add(record_id)
 
 
 def to_cents(dollars: float) -> Cents:
@@ -47,7 +73,7 @@ class Stock(BaseModel):
         return round(self.value * qty / self.qty)
 
 
-class Books(BaseModel):
+class Books(Record):
     """Cumulative income-statement buckets in cents, from day 0."""
 
     revenue: Cents = 0
@@ -147,7 +173,7 @@ class Firm(BaseModel):
     """Calls of tool names the firm does not have (counted apart from ``tool_calls``)."""
 
 
-class Listing(BaseModel):
+class Listing(Record):
     id: str
     seller: str
     item: str
@@ -159,7 +185,7 @@ class Listing(BaseModel):
     status: Literal["open", "sold_out", "closed"] = "open"
 
 
-class Offer(BaseModel):
+class Offer(Record):
     id: str
     listing_id: str
     buyer: str
@@ -175,7 +201,7 @@ class Offer(BaseModel):
     resolved_day: int | None = None
 
 
-class Deal(BaseModel):
+class Deal(Record):
     id: str
     seq: int
     offer_id: str
@@ -213,7 +239,7 @@ class Deal(BaseModel):
         return self.qty - self.spoiled_qty
 
 
-class Invoice(BaseModel):
+class Invoice(Record):
     id: str
     kind: Literal["sale", "refund"] = "sale"
     deal_id: str | None = None
@@ -240,7 +266,7 @@ class Invoice(BaseModel):
         return self.principal + self.fees - self.credits
 
 
-class Message(BaseModel):
+class Message(Record):
     id: str
     sender: str
     recipient: str
@@ -253,7 +279,7 @@ class Message(BaseModel):
     ref_offer_id: str | None = None
 
 
-class Batch(BaseModel):
+class Batch(Record):
     """Pending production or roast output: paid for, not yet in stock."""
 
     id: str
@@ -265,7 +291,7 @@ class Batch(BaseModel):
     ready_day: int
 
 
-class ConsumerSale(BaseModel):
+class ConsumerSale(Record):
     day: int
     firm: str
     item: str
@@ -307,3 +333,284 @@ class WorldState(BaseModel):
     ended: bool = False
     closed: bool = False
     """The closing valuation has been booked (at the end of the run's last evening)."""
+
+
+class StateJson:
+    """``model_dump_json()`` of a state, byte for byte, at a fraction of the cost.
+
+    A checkpoint serialises the whole world at every day's end, and most of it (past deals,
+    invoices, offers, the books of every past day) has not changed since the last one. So a
+    ``Record`` in a collection is serialised once, by pydantic, and its text kept until an
+    assignment to it (``Record.__setattr__`` tells every ``StateJson`` that watches it);
+    the texts of ``CHUNK`` consecutive records are kept joined too, so that an unchanged
+    stretch of a collection costs one comparison. Everything else is serialised by
+    pydantic as before.
+    Anything unexpected (a value of another type than declared, a key that is not a string)
+    falls back to ``model_dump_json`` itself.
+    """
+
+    CHUNK = 32
+
+    def __init__(self) -> None:
+        self._watch = _Watch()
+        self._chunks: dict[tuple[int, str, int], _Chunk] = {}
+        self._texts: dict[int, tuple[Any, Any, str]] = {}
+        """Each record's text by ``id``: (the record, held alive; its key; its text)."""
+        _watches.append(self._watch)
+
+    def __del__(self) -> None:
+        if self._watch in _watches:
+            _watches.remove(self._watch)
+
+    def __call__(self, state: BaseModel) -> str:
+        plan = _plan_of(type(state))
+        if plan is None:
+            return state.model_dump_json()
+        used: _Used = {}
+        out: list[str] = []
+        watch, texts = self._watch, self._texts
+        for record_id in watch.dirty:
+            texts.pop(record_id, None)
+        try:
+            self._render(state, plan, used, out)
+        except _Unexpected:
+            self._reset()
+            return state.model_dump_json()
+        except BaseException:
+            self._reset()
+            raise
+        self._chunks = used
+        watch.dirty.clear()
+        held = sum(len(chunk.ids) for chunk in used.values())
+        if len(watch.watched) > 2 * held + 1024 or len(texts) > 2 * held + 1024:
+            live = set().union(*(chunk.ids for chunk in used.values()))
+            watch.watched = live  # forget the records long gone
+            self._texts = {i: e for i, e in texts.items() if i in live}
+        return "".join(out)
+
+    def _reset(self) -> None:
+        self._chunks = {}
+        self._texts = {}
+        self._watch.watched = set()
+        self._watch.dirty.clear()
+
+    def _render(self, obj: BaseModel, plan: _Plan, used: _Used, out: list[str]) -> None:
+        """Append ``obj``'s text to ``out`` in pieces (joined once, at the end)."""
+        out.append("{")
+        for i, step in enumerate(plan):
+            if i:
+                out.append(",")
+            if isinstance(step, _Plain):
+                out.append(obj.model_dump_json(include=step.names)[1:-1])
+                continue
+            value = getattr(obj, step.name)
+            if type(value) is not (dict if step.keyed else list):
+                raise _Unexpected
+            out.append(f'"{step.name}":' + ("{" if step.keyed else "["))
+            if step.plan is None:
+                self._records(obj, step, value, used, out)
+            else:
+                self._nested(step, value, used, out)
+            out.append("}" if step.keyed else "]")
+        out.append("}")
+
+    def _nested(self, step: _Records, value: Any, used: _Used, out: list[str]) -> None:
+        plan = step.plan
+        assert plan is not None
+        pairs = value.items() if step.keyed else zip(itertools.repeat(None), value)
+        for i, (key, element) in enumerate(pairs):
+            if type(element) is not step.model:
+                raise _Unexpected
+            if i:
+                out.append(",")
+            if key is not None:
+                out.append(_key_json(key) + ":")
+            self._render(element, plan, used, out)
+
+    def _records(
+        self,
+        owner: BaseModel,
+        step: _Records,
+        value: dict[str, Any] | list[Any],
+        used: _Used,
+        out: list[str],
+    ) -> None:
+        """Append the collection's records, chunk by chunk, to ``out`` (no brackets)."""
+        if isinstance(value, dict):
+            records: list[Any] = list(value.values())
+            keys: list[Any] | None = list(value)
+        else:
+            records, keys = value, None
+        dirty, size, kept = self._watch.dirty, self.CHUNK, self._chunks
+        owner_id, name = id(owner), step.name
+        for start in range(0, len(records), size):
+            end = start + size
+            where = (owner_id, name, start)
+            chunk = kept.get(where)
+            if (
+                chunk is None
+                or chunk.ids != tuple(map(id, records[start:end]))
+                or (keys is not None and chunk.keys != tuple(keys[start:end]))
+                or not dirty.isdisjoint(chunk.ids)
+            ):
+                chunk = self._make_chunk(step, records[start:end], keys and keys[start:end])
+            used[where] = chunk
+            if start:
+                out.append(",")
+            out.append(chunk.text)
+
+    def _make_chunk(self, step: _Records, part: list[Any], names: list[Any] | None) -> _Chunk:
+        """A chunk's text from its records' texts, serialising only the new or changed."""
+        if set(map(type, part)) != {step.model}:
+            raise _Unexpected
+        if names is not None and set(map(type, names)) != {str}:
+            raise _Unexpected
+        texts = self._texts
+        pieces: list[str] = []
+        for key, record in zip([None] * len(part) if names is None else names, part, strict=True):
+            entry = texts.get(id(record))
+            if entry is None or entry[1] != key:
+                text = record.model_dump_json()
+                entry = (record, key, text if key is None else _key_json(key) + ":" + text)
+                texts[id(record)] = entry
+            pieces.append(entry[2])
+        ids = tuple(map(id, part))
+        self._watch.watched.update(ids)  # from now on, an assignment to one of them is seen
+        return _Chunk(tuple(part), None if names is None else tuple(names), ids, ",".join(pieces))
+
+
+_Used = dict[tuple[int, str, int], "_Chunk"]
+"""The chunks a call used, by (owner's id, field, first index)."""
+
+
+@dataclass(eq=False)
+class _Watch:
+    """What one ``StateJson`` watches (ids of records in its kept chunks, held alive by
+    them, so an id cannot be reused) and which of those were assigned to since."""
+
+    watched: set[int] = field(default_factory=set)
+    dirty: set[int] = field(default_factory=set)
+
+
+_watches: list[_Watch] = []
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """Up to ``CHUNK`` records of a collection, held alive, and their text."""
+
+    records: tuple[Any, ...]
+    keys: tuple[Any, ...] | None
+    ids: tuple[int, ...]
+    text: str
+
+
+class _Unexpected(Exception):
+    """The state holds something the fast path does not reproduce exactly."""
+
+
+@dataclass(frozen=True)
+class _Plain:
+    """Fields serialised by pydantic in one call."""
+
+    names: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Records:
+    """A ``dict[str, M]`` or ``list[M]`` field: flat ``Record``s (``plan is None``), or
+    models that hold such collections themselves."""
+
+    name: str
+    model: type[BaseModel]
+    keyed: bool
+    plan: tuple[_Plain | _Records, ...] | None
+
+
+_Plan = tuple[_Plain | _Records, ...]
+_SCALARS = (int, float, str, bool, type(None))
+_plans: dict[type, _Plan | None] = {}
+
+
+def _plan_of(model: type[BaseModel]) -> _Plan | None:
+    """How to serialise ``model``: groups of plain fields and collections of records
+    (``None``: serialise it whole, it has no collection of records)."""
+    if model not in _plans:
+        _plans[model] = None  # a model that holds itself is serialised whole
+        _plans[model] = _build_plan(model)
+    return _plans[model]
+
+
+def _build_plan(model: type[BaseModel]) -> _Plan | None:
+    if not _is_simple(model):
+        return None
+    steps: list[_Plain | _Records] = []
+    plain: list[str] = []
+    for name, info in model.model_fields.items():
+        records = _record_model(info.annotation)
+        nested = None if records is None else _plan_of(records[0])
+        if records is None or (nested is None and not _is_flat_record(records[0])):
+            plain.append(name)
+            continue
+        if plain:
+            steps.append(_Plain(frozenset(plain)))
+            plain = []
+        steps.append(_Records(name, records[0], records[1], nested))
+    if plain:
+        steps.append(_Plain(frozenset(plain)))
+    if not any(isinstance(s, _Records) for s in steps):
+        return None
+    return tuple(steps)
+
+
+def _is_simple(model: type[BaseModel]) -> bool:
+    """Serialised field by field under the field's own name, nothing custom."""
+    decorators = model.__pydantic_decorators__
+    return (
+        not model.model_computed_fields
+        and not decorators.field_serializers
+        and not decorators.model_serializers
+        and all(
+            f.alias is None and f.serialization_alias is None for f in model.model_fields.values()
+        )
+    )
+
+
+def _is_flat_record(model: type[BaseModel]) -> bool:
+    """A ``Record`` (assignments are seen) whose fields all hold immutable scalars."""
+    return (
+        issubclass(model, Record)
+        and _is_simple(model)
+        and all(_is_scalar(f.annotation) for f in model.model_fields.values())
+    )
+
+
+def _is_scalar(annotation: Any) -> bool:
+    if annotation in _SCALARS:
+        return True
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return all(isinstance(a, _SCALARS) for a in get_args(annotation))
+    if origin in (Union, types.UnionType):
+        return all(_is_scalar(a) for a in get_args(annotation))
+    return False
+
+
+def _record_model(annotation: Any) -> tuple[type[BaseModel], bool] | None:
+    """``(M, keyed)`` for ``dict[str, M]`` (keyed) or ``list[M]``, M a model; else None."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is dict and len(args) == 2 and args[0] is str:
+        element, keyed = args[1], True
+    elif origin is list and len(args) == 1:
+        element, keyed = args[0], False
+    else:
+        return None
+    if isinstance(element, type) and issubclass(element, BaseModel):
+        return element, keyed
+    return None
+
+
+def _key_json(key: Any) -> str:
+    if type(key) is not str:
+        raise _Unexpected
+    return to_json(key).decode()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from econbench.agents.tools import ToolError, Toolkit, tool
-from econbench.coffee import observation
+from econbench.coffee import events, observation
 from econbench.coffee.config import FIRMS, GREEN_ITEMS, ITEMS, RETAIL_ITEMS
 from econbench.coffee.quoting import one_line, quoted
 from econbench.coffee.rules import (
@@ -134,15 +134,16 @@ class FirmTools(Toolkit):
         else:
             listing.qty, listing.price, listing.terms = qty, price, terms
             listing.day, listing.minute = world.day, world.now
-        world.emit(
-            "listing",
-            firm=me.id,
-            listing_id=listing.id,
-            item=item,
-            qty=qty,
-            price=dollars(price),
-            terms=terms,
-            updated=updated,
+        world.log(
+            events.Listing(
+                firm=me.id,
+                listing_id=listing.id,
+                item=item,
+                qty=qty,
+                price=dollars(price),
+                terms=terms,
+                updated=updated,
+            )
         )
         return {"listing": observation.listing_view(world, listing), "updated_existing": updated}
 
@@ -153,12 +154,10 @@ class FirmTools(Toolkit):
                 self.world.firm(offer.buyer).notices.append(
                     f"offer {offer.id} on listing {listing_id} was rejected: {why}"
                 )
-                self.world.emit(
-                    "offer_rejected",
-                    offer_id=offer.id,
-                    buyer=offer.buyer,
-                    seller=offer.seller,
-                    reason=why,
+                self.world.log(
+                    events.OfferRejected(
+                        offer_id=offer.id, buyer=offer.buyer, seller=offer.seller, reason=why
+                    )
                 )
 
     @tool("read")
@@ -233,16 +232,17 @@ class FirmTools(Toolkit):
             minute=world.now,
         )
         world.add_offer(offer)
-        world.emit(
-            "offer",
-            offer_id=offer.id,
-            listing_id=listing.id,
-            buyer=me.id,
-            seller=listing.seller,
-            item=listing.item,
-            qty=qty,
-            price=dollars(price),
-            terms=terms,
+        world.log(
+            events.Offer(
+                offer_id=offer.id,
+                listing_id=listing.id,
+                buyer=me.id,
+                seller=listing.seller,
+                item=listing.item,
+                qty=qty,
+                price=dollars(price),
+                terms=terms,
+            )
         )
         world.wake(listing.seller, f"offer {offer.id} received from {me.id}")
         return {"offer": observation.offer_view(offer)}
@@ -260,7 +260,7 @@ class FirmTools(Toolkit):
         if offer.status != "pending":
             raise ToolError(f"offer {offer_id} is {offer.status}, not pending")
         self.world.resolve_offer(offer, "withdrawn")
-        self.world.emit("offer_withdrawn", offer_id=offer.id, buyer=offer.buyer)
+        self.world.log(events.OfferWithdrawn(offer_id=offer.id, buyer=offer.buyer))
         return {"offer": observation.offer_view(offer)}
 
     @tool("write")
@@ -391,13 +391,10 @@ class FirmTools(Toolkit):
             ref_offer_id=ref_offer_id,
         )
         world.state.messages[msg.id] = msg
-        world.emit(
-            "message",
-            message_id=msg.id,
-            sender=self.firm_id,
-            recipient=recipient,
-            title=title,
-            body=body,
+        world.log(
+            events.Message(
+                message_id=msg.id, sender=self.firm_id, recipient=recipient, title=title, body=body
+            )
         )
         world.wake(recipient, f"message {msg.id} from {self.firm_id}: {quoted(title, len(title))}")
         result: dict[str, Any] = {"message_id": msg.id, "recipient": recipient}
@@ -771,12 +768,10 @@ class RetailerTools(FirmTools):
         cents = 0 if price_per_unit == 0 else self._price(price_per_unit, "price_per_unit")
         old = self.me.retail_prices.get(item, 0)
         self.me.retail_prices[item] = cents
-        self.world.emit(
-            "retail_price",
-            firm=self.firm_id,
-            item=item,
-            price=dollars(cents),
-            previous=dollars(old),
+        self.world.log(
+            events.RetailPrice(
+                firm=self.firm_id, item=item, price=dollars(cents), previous=dollars(old)
+            )
         )
         return {"item_id": item, "price": dollars(cents), "previous_price": dollars(old)}
 

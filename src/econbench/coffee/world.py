@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 
 from econbench.agents.tools import ToolCall
-from econbench.coffee import observation
+from econbench.coffee import events, observation
 from econbench.coffee.config import (
     FIRMS,
     FOCAL_FIRM,
     ITEMS,
     RETAIL_ITEMS,
     EconomyConfig,
-    RunConfig,
+    WorldConfig,
     role_of,
 )
 from econbench.coffee.events import EventSink, NullSink
@@ -79,7 +79,7 @@ def loggable(value: Any) -> Any:
     return repr(value)
 
 
-def initial_state(config: RunConfig) -> WorldState:
+def initial_state(config: WorldConfig) -> WorldState:
     """Endowments and the once-per-run hidden draws (docs/coffeebench.md §1, §7, §12)."""
     econ = config.economy
     firms: dict[str, Firm] = {}
@@ -124,7 +124,7 @@ class World:
     """Mechanics and bookkeeping over a ``WorldState``; see the module docstring."""
 
     def __init__(
-        self, config: RunConfig, state: WorldState | None = None, sink: EventSink | None = None
+        self, config: WorldConfig, state: WorldState | None = None, sink: EventSink | None = None
     ) -> None:
         self.config = config
         self.econ: EconomyConfig = config.economy
@@ -200,21 +200,34 @@ class World:
         setattr(self.state.counters, kind, value)
         return f"{prefix}{value}"
 
-    def emit(self, type_: str, **data: Any) -> None:
+    def log(self, event: events.Event) -> None:
+        """Append ``event`` to the log: the header (seq, day, time, type), then its payload."""
         self.state.counters.event += 1
-        event = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
-        event["type"] = type_
-        event.update(data)
-        self.sink.write(event)
+        line = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
+        line["type"] = event.TYPE
+        line.update(event.payload())
+        self.sink.write(line)
 
-    def emit_at(self, minute: int, type_: str, **data: Any) -> None:
-        """Log an event stamped with ``minute`` (an agent's own clock) instead of the
+    def log_at(self, minute: int, event: events.Event) -> None:
+        """Log ``event`` stamped with ``minute`` (an agent's own clock) instead of the
         minute of the action being applied."""
         now, self._now = self._now, minute
         try:
-            self.emit(type_, **data)
+            self.log(event)
         finally:
             self._now = now
+
+    def emit(self, type_: str, **data: Any) -> None:
+        """Log a payload that is not checked against its definition (the type must be in the
+        catalogue). Only for a deliberately malformed line, as a test of a half-written log
+        needs; everything else goes through ``log``."""
+        if type_ not in events.EVENT_TYPES:
+            raise KeyError(f"event type {type_!r} is not in the catalogue (coffee/events.py)")
+        self.state.counters.event += 1
+        line = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
+        line["type"] = type_
+        line.update(data)
+        self.sink.write(line)
 
     def toolkit(self, firm_id: str) -> Any:
         kit = self._toolkits.get(firm_id)
@@ -317,7 +330,7 @@ class World:
         if call is None:
             self._park(firm)
             result = {"status": "success", "note": "no tool call: treated as wait_for_next_day"}
-            self.emit("tool_call", firm=firm_id, tool=None, arguments={}, result=result)
+            self.log(events.ToolCall(firm=firm_id, tool=None, arguments={}, result=result))
             return result
         name = call.name if isinstance(call.name, str) else repr(call.name)
         kit = self.toolkit(firm_id)
@@ -332,8 +345,10 @@ class World:
             firm.clock.minute += self.econ.minutes_per_tool
             firm.clock.actions_today += 1
             firm.clock.acted_today = True
-        self.emit(
-            "tool_call", firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
+        self.log(
+            events.ToolCall(
+                firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
+            )
         )
         return result
 
@@ -392,7 +407,7 @@ class World:
         for firm in self.live_firms():
             if not firm.clock.acted_today:
                 firm.idle_days += 1
-        self.emit("day_end", focal_net_income=dollars(focal.books.net_income))
+        self.log(events.DayEnd(focal_net_income=dollars(focal.books.net_income)))
         if focal.bankrupt:
             self.state.ended = True
         self.state.day += 1

@@ -10,18 +10,13 @@
 One run gives a :class:`RunFrames`: the run's ``config`` and ``meta`` as dicts and, read
 lazily the first time they are used,
 
-- CoffeeBench: ``events`` (one row per event; top-level fields are columns, nested payloads
-  such as ``arguments`` and ``result`` stay Python objects), ``daily`` (one row per firm and
-  day, nested fields flattened to ``inventory.<item>.qty`` etc., plus ``inventory_kg``) and
-  ``summary`` (one row per firm, the run-level fields as columns; nested per-tool, per-recipient
-  and per-item dicts flattened to ``tool_calls_by_name.<tool>`` etc.);
-- AlloBench: ``episodes`` (one row per episode, without the bulky ``turns``, plus
-  ``n_commits``, ``first_sight_eligible`` and ``first_sight_eligible_commits``: the episode's
-  eligible first-occurrence turns and the commits among them, counted from its ``turns`` by
-  ``econbench.allo.metrics.first_sight_turns``), ``turns`` (one
-  row per turn with its episode's ``seed``; a turn's class label is ``class_label``) and
-  ``summary`` (one row).
+- CoffeeBench: ``events``, ``daily`` and ``summary`` (one row per firm), see
+  :mod:`econbench.runs.coffee.reading`;
+- AlloBench: ``episodes``, ``turns`` and ``summary`` (one row), see
+  :mod:`econbench.runs.allo.reading`.
 
+Which frames a run has and how they are read is its benchmark's
+(:func:`econbench.runs.reading.reader_for`); this module holds no benchmark's rules.
 The frames that do not apply to a run's benchmark are empty. A run still in progress (no
 ``summary.json``; maybe a torn last log line, which is skipped) gets a *provisional* summary
 computed from its logs, flagged by ``provisional = True``. Many runs: :func:`load_runs` and
@@ -44,93 +39,41 @@ import pandas as pd
 
 from econbench.runs import layout
 from econbench.runs.layout import Benchmark, RunRef
-
-WAIT_TOOL = "wait_for_next_day"
-"""CoffeeBench's waiting tool (``econbench.coffee.world.WAIT_TOOL``)."""
+from econbench.runs.reading import BenchmarkReader, reader_for
 
 KINDS = ("events", "daily", "summary", "episodes", "turns")
 EVENT_COLUMNS = ["seq", "day", "time", "type", "firm"]
-_COUNT_DICTS = ("tool_calls_by_name", "messages_sent_by_recipient", "sold_kg", "opex_breakdown")
-_MAX_ECONOMY_PARTS = 3
+EMPTY_COLUMNS: dict[str, list[str]] = {
+    "events": EVENT_COLUMNS,
+    "daily": ["day", "firm", "cash", "revenue_cum", "net_income_cum"],
+    "summary": [],
+    "episodes": ["seed", "utility", "opt", "commits", "first_sight_commits"],
+    "turns": ["seed", "t", "cls", "kind"],
+}
+"""The columns a run's frame of each kind has even when it is empty (or does not apply to
+the run's benchmark), so code over many runs can select them."""
 
 
 # -- labels -------------------------------------------------------------------------------------
 
 
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """Leaf values of nested dicts, keyed by dotted path (lists stay values)."""
-    if not isinstance(data, dict):
-        return {prefix: data}
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        out.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return out
-
-
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
+    """A config value as a label shows it: ``2`` for ``2.0``, lists joined by commas."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, list):
-        return ",".join(_short(v) for v in value)
+        return ",".join(short(v) for v in value)
     return str(value)
-
-
-def _coffee_label(config: dict[str, Any]) -> str:
-    """``roaster_A=POLICY`` plus every difference from the default run config but the seed."""
-    from econbench.coffee.config import FIRMS, FOCAL_FIRM, RunConfig
-
-    default = RunConfig()
-    agents = config.get("agents") or {}
-    background = agents.get("default") or default.policy_for("default")
-
-    def policy(firm: str) -> str:
-        return agents.get(firm) or background
-
-    parts = [f"{FOCAL_FIRM}={policy(FOCAL_FIRM)}"]
-    if background != default.policy_for("default"):
-        parts.append(f"default={background}")
-    parts += [f"{f}={policy(f)}" for f in FIRMS if f != FOCAL_FIRM and policy(f) != background]
-    for firm, variant in sorted((config.get("prompts") or {}).items()):
-        if variant != "standard":
-            parts.append(f"prompts.{firm}={variant}")
-    days = config.get("days", default.days)
-    if days != default.days:
-        parts.append(f"days={days}")
-    base = _flatten(default.economy.model_dump(mode="json", by_alias=True), "economy")
-    mine = _flatten(config.get("economy") or {}, "economy")
-    diffs = [f"{k}={_short(v)}" for k, v in sorted(mine.items()) if base.get(k) != v]
-    if len(diffs) > _MAX_ECONOMY_PARTS:
-        diffs = [f"economy:{len(diffs)}-changes"]
-    return " ".join(parts + diffs)
-
-
-def framing_name(framing: str, skin: str | None) -> str:
-    """A rung as the reports name it: ``r0``, ``r0:quiver``, ``r2``."""
-    return framing if not skin or skin == "default" else f"{framing}:{skin}"
-
-
-def _allo_label(config: dict[str, Any]) -> str:
-    """``POLICY FRAMING B=b K=k`` (the R0 skin joins the framing, e.g. ``r0:quiver``)."""
-    framing = framing_name(str(config.get("framing")), config.get("skin"))
-    return (
-        f"{config.get('policy')} {framing} B={config.get('budget')} K={_short(config.get('cost'))}"
-    )
 
 
 def derive_label(benchmark: Benchmark, config: dict[str, Any]) -> str:
     """A readable, deterministic name of a run's configuration; never mentions seeds."""
-    return _coffee_label(config) if benchmark == "coffee" else _allo_label(config)
+    return reader_for(benchmark).label(config)
 
 
 def config_key(benchmark: Benchmark, config: dict[str, Any]) -> str:
     """A hash of everything in the config that defines the configuration (seeds excluded)."""
-    if benchmark == "coffee":
-        ident = {k: v for k, v in config.items() if k != "seed"}
-    else:
-        keep = ("framing", "policy", "skin", "cost", "budget", "stream_config")
-        ident = {k: config.get(k) for k in keep}
-        if config.get("protocol", "econbench") != "econbench":  # older keys stay as they were
-            ident["protocol"] = config["protocol"]
+    ident = reader_for(benchmark).identity(config)
     text = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha1(text.encode()).hexdigest()[:8]
 
@@ -138,7 +81,8 @@ def config_key(benchmark: Benchmark, config: dict[str, Any]) -> str:
 # -- one run ------------------------------------------------------------------------------------
 
 
-def _frame(rows: list[dict[str, Any]], columns: Sequence[str] = ()) -> pd.DataFrame:
+def frame_of(rows: list[dict[str, Any]], columns: Sequence[str] = ()) -> pd.DataFrame:
+    """A frame of ``rows`` that has at least ``columns`` (empty ones when missing)."""
     frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
     for col in columns:
         if col not in frame.columns:
@@ -146,106 +90,9 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str] = ()) -> pd.DataFr
     return frame
 
 
-def idle_flags(events: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
-    """Per firm and day, whether the day was idle: columns ``day``, ``firm``, ``live``, ``idle``.
-
-    The same rule as the world's own ``idle_days`` counter (``World.end_day``): a firm alive
-    that evening is idle when it made no tool call other than a successful
-    ``wait_for_next_day`` (invalid and failed calls count as acting; a turn with no call at
-    all does not). The summary stores only the count, so reports recompute the days from the
-    ``tool_call`` events; the per-firm sum equals the summary's ``idle_days``.
-    """
-    if daily.empty:
-        return pd.DataFrame(columns=["day", "firm", "live", "idle"])
-    grid = daily[["day", "firm"]].copy()
-    grid["live"] = ~daily["bankrupt"].astype(bool).to_numpy()
-    active: set[tuple[int, str]] = set()
-    if not events.empty and "tool" in events.columns:
-        calls = events[(events["type"] == "tool_call") & events["tool"].notna()]
-        for day, firm, tool, result in zip(
-            calls["day"], calls["firm"], calls["tool"], calls["result"], strict=True
-        ):
-            ok = isinstance(result, dict) and result.get("status") == "success"
-            if not (tool == WAIT_TOOL and ok):
-                active.add((int(day), str(firm)))
-    acted = [(int(d), str(f)) in active for d, f in zip(grid["day"], grid["firm"], strict=True)]
-    grid["idle"] = grid["live"] & ~pd.Series(acted, index=grid.index, dtype=bool)
-    return grid.reset_index(drop=True)
-
-
-def _provisional_coffee(
-    config: dict[str, Any], events: pd.DataFrame, daily: pd.DataFrame
-) -> list[dict[str, Any]]:
-    """Per-firm metrics of a run without ``summary.json``, from its logs (so far)."""
-    agents = config.get("agents") or {}
-    rows = []
-    flags = idle_flags(events, daily)
-    calls = (
-        events[(events["type"] == "tool_call") & events["tool"].notna()]
-        if "tool" in events.columns
-        else events.iloc[0:0]
-    )
-    messages = events[events["type"] == "message"] if not events.empty else events
-    models = events[events["type"] == "model_call"] if not events.empty else events
-    for firm, days in daily.groupby("firm", sort=False):
-        last = days.sort_values("day").iloc[-1]
-        mine = calls[calls["firm"] == firm]
-        sent = messages[messages["sender"] == firm] if "sender" in messages else messages
-        llm = models[models["firm"] == firm]
-        costs = list(llm["cost_usd"]) if "cost_usd" in llm else []
-        rows.append(
-            {
-                "firm": firm,
-                "policy": agents.get(firm) or agents.get("default") or "negotiating",
-                "net_income": float(last["net_income_cum"]),
-                "revenue": float(last["revenue_cum"]),
-                "tool_calls": len(mine),
-                "tool_calls_by_name": mine["tool"].value_counts().sort_index().to_dict(),
-                "idle_days": int(flags[flags["firm"] == firm]["idle"].sum()),
-                "messages_sent": len(sent),
-                "messages_sent_by_recipient": (
-                    sent["recipient"].value_counts().sort_index().to_dict() if len(sent) else {}
-                ),
-                "bankrupt": bool(last["bankrupt"]),
-                "cash_end": float(last["cash"]),
-                "equity_end": float(last["equity"]),
-                "average_inventory_kg": round(float(days["inventory_kg"].mean()), 2),
-                "llm_calls": len(llm),
-                "cost_usd": (
-                    None if any(c is None or pd.isna(c) for c in costs) else float(sum(costs))
-                ),
-            }
-        )
-    return rows
-
-
-def _allo_provisional(config: dict[str, Any], episodes: pd.DataFrame) -> dict[str, Any]:
-    """The headline metrics of a cell without ``summary.json``, from its finished episodes."""
-    row: dict[str, Any] = {
-        k: config.get(k) for k in ("framing", "policy", "skin", "cost", "budget")
-    }
-    n = len(episodes)
-    row["episodes"] = n
-    if n:
-        opt = float(episodes["opt"].sum())
-        commits = int(episodes["commits"].map(len).sum())
-        row.update(
-            score=float(episodes["utility"].sum()) / opt if opt > 0 else None,
-            first_sight_rate=(
-                float(episodes["first_sight_commits"].sum()) / commits if commits else None
-            ),
-            utility_mean=float(episodes["utility"].mean()),
-            opt_mean=float(episodes["opt"].mean()),
-            commits_mean=commits / n,
-        )
-        if "first_sight_eligible" in episodes:
-            eligible = int(episodes["first_sight_eligible"].sum())
-            row["first_sight_hazard"] = (
-                float(episodes["first_sight_eligible_commits"].sum()) / eligible
-                if eligible
-                else None
-            )
-    return row
+def empty_frame(kind: str) -> pd.DataFrame:
+    """A run's frame of ``kind`` when there is nothing in it."""
+    return frame_of([], EMPTY_COLUMNS[kind])
 
 
 @dataclass(eq=False)
@@ -263,6 +110,7 @@ class RunFrames:
     seed: int | None
     """The run's seed (CoffeeBench); ``None`` for an AlloBench cell (its episodes have seeds)."""
     raw_summary: dict[str, Any] | None = field(default=None, repr=False)
+    _logs: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def completed(self) -> bool:
@@ -273,97 +121,41 @@ class RunFrames:
         """The configuration's identity (seeds excluded), see :func:`config_key`."""
         return config_key(self.benchmark, self.config)
 
-    # CoffeeBench
+    @property
+    def reader(self) -> BenchmarkReader:
+        """The run's benchmark, as the run layer reads it."""
+        return reader_for(self.benchmark)
+
+    def log_rows(self, name: str) -> list[dict[str, Any]]:
+        """The rows of the run's JSONL log ``name``, read once and kept (for a log that more
+        than one frame is built from)."""
+        if name not in self._logs:
+            self._logs[name] = layout.read_jsonl(self.path / name)
+        return self._logs[name]
+
+    def _frame(self, kind: str) -> pd.DataFrame:
+        frame = self.reader.frame(self, kind)
+        return empty_frame(kind) if frame is None else frame
+
     @cached_property
     def events(self) -> pd.DataFrame:
-        if self.benchmark != "coffee":
-            return _frame([], EVENT_COLUMNS)
-        return _frame(layout.read_jsonl(self.path / layout.EVENTS), EVENT_COLUMNS)
+        return self._frame("events")
 
     @cached_property
     def daily(self) -> pd.DataFrame:
-        rows = layout.read_jsonl(self.path / layout.DAILY) if self.benchmark == "coffee" else []
-        if not rows:
-            return _frame([], ["day", "firm", "cash", "revenue_cum", "net_income_cum"])
-        frame = pd.json_normalize(rows, sep=".")
-        qty = [c for c in frame.columns if c.startswith("inventory.") and c.endswith(".qty")]
-        frame["inventory_kg"] = frame[qty].sum(axis=1) if qty else 0
-        return frame
-
-    # AlloBench
-    @cached_property
-    def _episode_rows(self) -> list[dict[str, Any]]:
-        if self.benchmark != "allo":
-            return []
-        return layout.read_jsonl(self.path / layout.EPISODES)
+        return self._frame("daily")
 
     @cached_property
     def episodes(self) -> pd.DataFrame:
-        rows = [{k: v for k, v in r.items() if k != "turns"} for r in self._episode_rows]
-        frame = _frame(rows, ["seed", "utility", "opt", "commits", "first_sight_commits"])
-        if rows:
-            from econbench.allo.metrics import first_sight_turns
-
-            frame["n_commits"] = frame["commits"].map(len)
-            counts = [first_sight_turns(r.get("turns", [])) for r in self._episode_rows]
-            frame["first_sight_eligible"] = [e for e, _ in counts]
-            frame["first_sight_eligible_commits"] = [c for _, c in counts]
-        return frame
+        return self._frame("episodes")
 
     @cached_property
     def turns(self) -> pd.DataFrame:
-        rows = []
-        for episode in self._episode_rows:
-            for turn in episode.get("turns", []):
-                row = {"seed": episode.get("seed")}
-                row.update({("class_label" if k == "label" else k): v for k, v in turn.items()})
-                rows.append(row)
-        return _frame(rows, ["seed", "t", "cls", "kind"])
+        return self._frame("turns")
 
-    # Both
     @cached_property
     def summary(self) -> pd.DataFrame:
-        if self.benchmark == "allo":
-            return self._allo_summary()
-        return self._coffee_summary()
-
-    def _coffee_summary(self) -> pd.DataFrame:
-        raw = self.raw_summary
-        if raw is not None and isinstance(raw.get("firms"), dict):
-            firms = [{"firm": firm, **data} for firm, data in raw["firms"].items()]
-            run_cols = {k: v for k, v in raw.items() if k != "firms" and not isinstance(v, dict)}
-            provisional = False
-        else:
-            firms = _provisional_coffee(self.config, self.events, self.daily)
-            days_run = int(self.daily["day"].max()) + 1 if len(self.daily) else 0
-            run_cols = {"days": self.config.get("days"), "days_run": days_run}
-            provisional = True
-        if not firms:
-            return _frame([], ["firm", "net_income", "status"])
-        frame = pd.json_normalize(firms, sep=".")
-        flat = sorted(c for c in frame.columns if "." in c)
-        frame = frame[[c for c in frame.columns if "." not in c] + flat]
-        for prefix in _COUNT_DICTS:
-            cols = [c for c in frame.columns if c.startswith(prefix + ".")]
-            frame[cols] = frame[cols].fillna(0)
-        run_cols.setdefault("seed", self.seed)
-        for key, value in run_cols.items():
-            frame[key] = [value] * len(frame)
-        frame["status"] = self.status
-        frame["provisional"] = provisional
-        return frame
-
-    def _allo_summary(self) -> pd.DataFrame:
-        if self.raw_summary is not None:
-            row = dict(self.raw_summary)
-            lo, hi = (row.get("score_ci") or [None, None])[:2]
-            row.update(score_ci_lo=lo, score_ci_hi=hi)
-            provisional = False
-        else:
-            row = _allo_provisional(self.config, self.episodes)
-            provisional = True
-        row.update(status=self.status, provisional=provisional)
-        return pd.DataFrame([row])
+        return self._frame("summary")
 
 
 def load_run(run: str | Path | RunRef) -> RunFrames:
@@ -371,8 +163,9 @@ def load_run(run: str | Path | RunRef) -> RunFrames:
     ref = run if isinstance(run, RunRef) else layout.load_ref(Path(run))
     config = layout.read_json(ref.path / layout.CONFIG)
     config = config if isinstance(config, dict) else {}
-    seed = ref.meta.get("seed", config.get("seed")) if ref.benchmark == "coffee" else None
-    label = ref.meta.get("label") or derive_label(ref.benchmark, config)
+    reader = reader_for(ref.benchmark)
+    seed = reader.seed(ref.meta, config)
+    label = ref.meta.get("label") or reader.label(config)
     return RunFrames(
         path=ref.path,
         benchmark=ref.benchmark,

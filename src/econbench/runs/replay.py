@@ -3,12 +3,16 @@
 ``replay_run(RUN_DIR, NEW_DIR)`` plays the run again from its own ``config.json`` with every
 model-driven agent served from ``RUN_DIR/record.sqlite`` (``ReplayProvider``): no API key,
 no network, no cost. The new directory is a normal run directory (with a record of its own).
-The replay's log is then compared with the original's, line by line: ``events.jsonl`` for
-CoffeeBench, ``episodes.jsonl`` for an AlloBench cell. The environment is deterministic given
-its seed and the calls, so a faithful record gives an identical log; a difference points at
-the first place the environment or the agent loop behaves differently from when the run was
-made (the regression-test use), and a strict replay stops at the first request the record
-does not hold, naming the agent, the call and the first differing message.
+The replay's log (``Benchmark.log``) is then compared with the original's, line by line:
+``events.jsonl`` for CoffeeBench, ``episodes.jsonl`` for an AlloBench cell. The environment is
+deterministic given its seed and the calls, so a faithful record gives an identical log; a
+difference points at the first place the environment or the agent loop behaves differently
+from when the run was made (the regression-test use), and a strict replay stops at the first
+request the record does not hold, naming the agent, the call and the first differing message.
+
+A run played by a custom policy (a Python object, recorded as ``custom:<qualified name>``)
+is refused: only the models are in the record, and the custom player cannot be rebuilt from
+the run directory.
 
 AlloBench's R3 sandbox records ``wall_s`` fields that measure time; they are left out of the
 comparison, and the result says so.
@@ -27,7 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from econbench.agents.models.base import FatalModelError
-from econbench.agents.models.record import CallRecord, RecordError
+from econbench.agents.models.record import RecordError
 from econbench.agents.models.registry import (
     SCRIPTED,
     MissingKeyError,
@@ -39,12 +43,12 @@ from econbench.agents.models.registry import (
     resolve_base_url,
     unregister_scripted,
 )
-from econbench.agents.models.wraps import RunProviderWrap
-from econbench.runs.layout import CONFIG, EPISODES, EVENTS, RECORD, load_ref, read_json
+from econbench.runs.benchmark import get_benchmark
+from econbench.runs.layout import CONFIG, RECORD, load_ref, read_json
+from econbench.runs.resume import custom_players
 
 PLACEHOLDER_KEY = "replay-without-a-key"
 PLACEHOLDER_URL = "http://replay.invalid/v1"
-TIME_FIELDS = frozenset({"wall_s"})
 _SHOWN = 300
 
 
@@ -186,6 +190,14 @@ def _prepare(run_dir: Path, out: Path) -> tuple[str, Path]:
         ref = load_ref(run_dir)
     except FileNotFoundError as exc:
         raise ReplayError(str(exc)) from None
+    config = read_json(run_dir / CONFIG)
+    players = custom_players(config) if isinstance(config, dict) else {}
+    if players:
+        who = ", ".join(f"{k} = {v!r}" for k, v in players.items())
+        raise ReplayError(
+            f"{run_dir} was played by a custom policy ({who}), which cannot be rebuilt from "
+            "the run directory, so it cannot be replayed"
+        )
     record = run_dir / RECORD
     if not record.is_file():
         raise ReplayError(
@@ -205,13 +217,10 @@ def replay_run(run_dir: Path, out: Path, *, strict: bool = True) -> ReplayOutcom
     config = read_json(run_dir / CONFIG)
     if not isinstance(config, dict):
         raise ReplayError(f"{run_dir / CONFIG} is missing or not a JSON object")
+    bench = get_benchmark(benchmark)
+    log, drop = bench.log, bench.time_fields
     try:
-        if benchmark == "coffee":
-            stopped = _replay_coffee(config, record, out, strict)
-            log, drop = EVENTS, frozenset[str]()
-        else:
-            stopped = _replay_allo(config, record, out, strict)
-            log, drop = EPISODES, TIME_FIELDS
+        stopped = bench.replay(config, record, out, strict)
     except (ValidationError, ModelConfigError, RecordError) as exc:
         raise ReplayError(f"cannot replay {run_dir}: {_one_line(exc)}") from None
     difference = first_difference(run_dir / log, out / log, drop)
@@ -230,62 +239,3 @@ def _one_line(exc: Exception) -> str:
 def _mentions(path: Path, keys: frozenset[str]) -> bool:
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     return any(f'"{key}"' in text for key in keys)
-
-
-def _replay_coffee(data: dict[str, Any], record: Path, out: Path, strict: bool) -> str | None:
-    from econbench.coffee.agents import is_model, model_settings
-    from econbench.coffee.config import FIRMS, RunConfig
-    from econbench.coffee.run import RunStopped, run_to_dir
-
-    config = RunConfig.model_validate(data)
-    names = {config.policy_for(f) for f in FIRMS if is_model(config.policy_for(f))}
-    models = {name: model_settings(config, name) for name in sorted(names)}
-    with (
-        keyless(models),
-        RunProviderWrap(record=out / RECORD, replay=record, strict=strict) as wrap,
-    ):
-        try:
-            run_to_dir(config, out, provider_wrap=wrap)
-        except RunStopped as exc:
-            cause = exc.__cause__ or exc
-            return f"{type(cause).__name__}: {cause}"
-    return None
-
-
-def _allo_settings(data: dict[str, Any], policy: str, record: Path) -> ModelSettings:
-    """The model's settings: from the cell's ``config.json``, else from the record (cells
-    written before the config kept them)."""
-    saved = (data.get("models") or {}).get(policy)
-    if isinstance(saved, dict):
-        return ModelSettings.model_validate(saved)
-    with CallRecord(record, readonly=True) as calls:
-        for agent in calls.agents():
-            info = calls.agent_info(agent)
-            if info is not None and info.settings is not None:
-                return ModelSettings.model_validate(info.settings)
-    return ModelSettings()
-
-
-def _replay_allo(data: dict[str, Any], record: Path, out: Path, strict: bool) -> str | None:
-    from econbench.allo.runner import CellStopped, run_cell, spec_from_config
-
-    try:
-        spec = spec_from_config(data)
-        spec.validate()
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, ValidationError):
-            raise
-        raise ReplayError(f"the cell's {CONFIG} is not usable: {exc}") from None
-    if "/" not in spec.policy:
-        raise ReplayError(f"the cell was played by {spec.policy!r}, not a model: nothing to replay")
-    models = {spec.policy: _allo_settings(data, spec.policy, record)}
-    with (
-        keyless(models),
-        RunProviderWrap(record=out / RECORD, replay=record, strict=strict) as wrap,
-    ):
-        try:
-            run_cell(spec, out, models=models, provider_wrap=wrap)
-        except CellStopped as exc:
-            cause = exc.__cause__ or exc
-            return f"{type(cause).__name__}: {cause}"
-    return None

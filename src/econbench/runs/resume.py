@@ -1,20 +1,25 @@
 """Resume a run of either benchmark from its checkpoint, and tell what state a run is in.
 
-CoffeeBench runs resume from ``checkpoint.json`` (see ``econbench.coffee.run``); AlloBench
-cells from their last complete episode (see ``econbench.allo.runner.run_cell``). Either way
-the config must be the one the run started with — and the package version too, since code
-changes change behaviour — unless ``force`` is given; the refusal lists what changed.
+How a run resumes is its benchmark's (``Benchmark.resume``): CoffeeBench runs from
+``checkpoint.json`` (see ``econbench.runs.coffee.run``), AlloBench cells from their last
+complete episode (see ``econbench.runs.allo.cell.run_cell``). Either way the config must be
+the one the run started with — and the package version too, since code changes change
+behaviour — unless ``force`` is given; the refusal lists what changed.
+
+A run played by a *custom* policy (a Python object handed to ``econbench.api`` or
+``run_to_dir``/``run_cell``, recorded as ``custom:<qualified name>``) cannot be rebuilt from its
+directory, so ``resume_run`` refuses it and says how to continue it from Python with the same
+policy (:func:`custom_refusal`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from econbench import __version__
-from econbench.coffee.config import RunConfig
-from econbench.coffee.run import ResumeError, resume_to_dir
+from econbench.runs.benchmark import ProgressFn, ResumeError, get_benchmark
 from econbench.runs.layout import (
     CHECKPOINT,
     CONFIG,
@@ -29,7 +34,67 @@ from econbench.runs.layout import (
 from econbench.runs.lock import is_locked
 from econbench.runs.store import holds_unplayed_run
 
-__all__ = ["ResumeError", "resume_run", "run_status"]
+__all__ = [
+    "CUSTOM_PREFIX",
+    "ResumeError",
+    "check_version",
+    "custom_name",
+    "custom_players",
+    "custom_refusal",
+    "is_custom",
+    "resume_run",
+    "run_status",
+]
+
+CUSTOM_PREFIX = "custom:"
+"""How a run's config names a player that was a Python object, not a name the run layer can
+build: ``custom:<module>.<qualified name>`` (CoffeeBench ``agents.FIRM``, AlloBench ``policy``)."""
+
+
+def is_custom(name: object) -> bool:
+    """Whether a config's policy name records a custom (Python-supplied) player."""
+    return isinstance(name, str) and name.startswith(CUSTOM_PREFIX)
+
+
+def custom_name(player: Any) -> str:
+    """The name a run records for a player object (a CoffeeBench policy, an AlloBench actor
+    factory): ``custom:`` plus its ``custom_name`` attribute when it has one (``econbench.api``
+    wraps a plain function and names it after the function), else its class's
+    ``module.QualifiedName``. Never a model name (no slash)."""
+    own = getattr(player, "custom_name", None)
+    if isinstance(own, str) and own:
+        name = own
+    else:
+        cls = type(player)
+        name = f"{cls.__module__}.{cls.__qualname__}"
+    name = name.removeprefix(CUSTOM_PREFIX).replace("/", ".")
+    return CUSTOM_PREFIX + name
+
+
+def custom_players(config: Mapping[str, Any]) -> dict[str, str]:
+    """The custom players a run's ``config.json`` records: per CoffeeBench firm (``agents``),
+    or ``{"policy": NAME}`` for an AlloBench cell; empty when every player can be rebuilt."""
+    agents = config.get("agents")
+    found = {k: v for k, v in agents.items() if is_custom(v)} if isinstance(agents, dict) else {}
+    if is_custom(config.get("policy")):
+        found["policy"] = config["policy"]
+    return found
+
+
+def custom_refusal(run_dir: Path, players: Mapping[str, str], benchmark: str) -> str:
+    """Why a run played by custom policies cannot be resumed from its directory, and how to
+    resume it from Python instead (one line)."""
+    who = ", ".join(f"{k} = {v!r}" for k, v in players.items())
+    firms = ", ".join(f"{firm!r}: ..." for firm in players)
+    how = (
+        "econbench.api.resume_allo(run_dir, actor=...)"
+        if benchmark == "allo"
+        else f"econbench.api.resume_coffee(run_dir, policies={{{firms}}})"
+    )
+    return (
+        f"{run_dir} was played by a custom policy ({who}), which cannot be rebuilt from the run "
+        f"directory; resume it from Python with the same policy: {how}"
+    )
 
 
 def run_status(run_dir: Path) -> str:
@@ -59,13 +124,13 @@ def resume_run(
     *,
     force: bool = False,
     cache: Path | None = None,
-    coffee_config: RunConfig | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
+    config: Any | None = None,
+    on_progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Continue an interrupted or stopped run; returns its final summary.
 
-    ``coffee_config`` replaces a CoffeeBench run's saved config (refused unless ``force``
-    when it differs). ``on_progress(done, total)`` follows days or episodes.
+    ``config`` replaces the run's saved config (``Benchmark.changed_config``; refused unless
+    ``force`` when it differs). ``on_progress(done, total)`` follows days or episodes.
     """
     run_dir = Path(run_dir)
     status = run_status(run_dir)
@@ -82,23 +147,21 @@ def resume_run(
                 f"--out {run_dir}` and its options"
             )
         raise ResumeError(f"{run_dir} holds no run that can be resumed")
-    _check_version(run_dir, force)
-    if benchmark_of(run_dir) == "coffee":
-        total = coffee_config.days if coffee_config is not None else _saved_days(run_dir)
-        on_day = (lambda day: on_progress(day, total)) if on_progress is not None else None
-        return resume_to_dir(run_dir, config=coffee_config, force=force, on_day=on_day, cache=cache)
-    return _resume_cell(run_dir, force=force, cache=cache, on_progress=on_progress)
+    check_version(run_dir, force)
+    name = benchmark_of(run_dir)
+    assert name is not None  # a run that is not "new" has a benchmark
+    saved = read_json(run_dir / CONFIG)
+    players = custom_players(saved) if isinstance(saved, dict) and config is None else {}
+    if players:
+        raise ResumeError(custom_refusal(run_dir, players, name))
+    return get_benchmark(name).resume(
+        run_dir, force=force, cache=cache, config=config, on_progress=on_progress
+    )
 
 
-def _saved_days(run_dir: Path) -> int:
-    """The horizon of the saved config, for the progress bar only (0 when unreadable: the
-    resume itself then says what is wrong with the file)."""
-    config = read_json(run_dir / CONFIG)
-    days = config.get("days") if isinstance(config, dict) else None
-    return days if isinstance(days, int) else 0
-
-
-def _check_version(run_dir: Path, force: bool) -> None:
+def check_version(run_dir: Path, force: bool) -> None:
+    """Refuse (``ResumeError``) to continue a run started by another econbench version,
+    unless ``force``: code changes change behaviour."""
     meta = read_json(run_dir / META)
     started = meta.get("econbench_version") if isinstance(meta, dict) else None
     if started not in (None, __version__) and not force:
@@ -106,53 +169,3 @@ def _check_version(run_dir: Path, force: bool) -> None:
             f"{run_dir} was started with econbench {started}, this is {__version__}; "
             "behaviour may differ, so resuming needs --force"
         )
-
-
-def _resume_cell(
-    run_dir: Path,
-    *,
-    force: bool,
-    cache: Path | None,
-    on_progress: Callable[[int, int], None] | None,
-) -> dict[str, Any]:
-    from econbench.agents.models.registry import ModelSettings
-    from econbench.allo.runner import CellResumeError, run_cell, spec_from_config
-
-    config = read_json(run_dir / CONFIG)
-    if not isinstance(config, dict):
-        raise ResumeError(f"{run_dir / CONFIG} is missing or not valid JSON; it cannot be resumed")
-    try:
-        spec = spec_from_config(config)
-        spec.validate()
-        models = {
-            name: ModelSettings.model_validate(settings)
-            for name, settings in (config.get("models") or {}).items()
-        }
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        detail = (str(exc).splitlines() or [""])[0]
-        raise ResumeError(
-            f"{run_dir / CONFIG} is not an AlloBench cell config ({type(exc).__name__}: {detail})"
-        ) from None
-    meta = read_json(run_dir / META)
-    meta = meta if isinstance(meta, dict) else {}
-    done = 0
-
-    def step(_: Any) -> None:
-        nonlocal done
-        done += 1
-        if on_progress is not None:
-            on_progress(done, len(spec.seeds))
-
-    try:
-        return run_cell(
-            spec,
-            run_dir,
-            models=models,
-            cache=cache,
-            label=meta.get("label"),
-            resume=True,
-            force=force,
-            on_episode=step,
-        )
-    except CellResumeError as exc:
-        raise ResumeError(str(exc)) from None

@@ -7,11 +7,17 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from econbench.agents.models.base import ModelError
 from econbench.agents.models.registry import ModelConfigError
-from econbench.runs.layout import CONFIG, read_json
+from econbench.coffee.config import ConfigError
+from econbench.runs.benchmark import ResumeError, StoppedError, get_benchmark
+from econbench.runs.checkpoint import RunFileError
+from econbench.runs.layout import benchmark_of
+from econbench.runs.lock import RunLockedError
+from econbench.runs.resume import resume_run, run_status
 
 
 def _fail(message: str) -> typer.Exit:
@@ -19,29 +25,16 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
-def _coffee_config(run_dir: Path, config_file: Path | None, days: int | None, agent: list[str]):
+def _changed_config(
+    run_dir: Path, config_file: Path | None, days: int | None, agent: list[str]
+) -> Any:
     """The saved config with the command line's changes, or ``None`` when none was asked."""
     if config_file is None and days is None and not agent:
         return None
-    from pydantic import ValidationError
-
-    from econbench.coffee.cli import parse_agents
-    from econbench.coffee.config import ConfigError, RunConfig, format_validation, load_config
-
-    if config_file is not None:
-        return load_config(config_file, {"days": days, "agents": parse_agents(agent) or None})
-    data = read_json(run_dir / CONFIG)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{run_dir / CONFIG} is missing or not valid JSON")
-    data = dict(data)
-    if days is not None:
-        data["days"] = days
-    if agent:
-        data["agents"] = {**(data.get("agents") or {}), **parse_agents(agent)}
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"invalid config: {format_validation(exc)}") from None
+    name = benchmark_of(run_dir)
+    if name is None:
+        raise ValueError(f"{run_dir} holds no run whose config could be changed")
+    return get_benchmark(name).changed_config(run_dir, config_file, days, agent)
 
 
 def register(app: typer.Typer) -> None:
@@ -74,13 +67,6 @@ def register(app: typer.Typer) -> None:
         The run keeps its directory; the events of the tick that was in flight are dropped
         and redone. The config must be unchanged unless --force.
         """
-        from econbench.allo.runner import CellStopped
-        from econbench.coffee.config import ConfigError
-        from econbench.coffee.run import RunStopped
-        from econbench.runs.checkpoint import RunFileError
-        from econbench.runs.lock import RunLockedError
-        from econbench.runs.resume import ResumeError, resume_run, run_status
-
         if not run_dir.is_dir():
             raise _fail(f"{run_dir} is not a directory")
         try:
@@ -89,7 +75,7 @@ def register(app: typer.Typer) -> None:
                 from econbench.agents.models.cache import cache_path_from_option
 
                 cache_path = cache_path_from_option(cache)
-            coffee_config = _coffee_config(run_dir, config_file, days, agent)
+            changed = _changed_config(run_dir, config_file, days, agent)
         except (ConfigError, ModelConfigError, ValueError) as exc:
             raise _fail(str(exc)) from None
         status = run_status(run_dir)
@@ -109,18 +95,30 @@ def register(app: typer.Typer) -> None:
                 def on_progress(done: int, total: int) -> None:
                     progress.update(task, completed=done, total=total)
 
-                summary: dict[str, Any] = resume_run(
-                    run_dir,
-                    force=force,
-                    cache=cache_path,
-                    coffee_config=coffee_config,
-                    on_progress=on_progress,
-                )
+                try:
+                    summary: dict[str, Any] = resume_run(
+                        run_dir,
+                        force=force,
+                        cache=cache_path,
+                        config=changed,
+                        on_progress=on_progress,
+                    )
+                except BaseException:
+                    progress.live.transient = True  # the error, not a stale bar, is last
+                    raise
         except (ResumeError, ModelConfigError, ConfigError, RunFileError) as exc:
             raise _fail(str(exc)) from None
         except RunLockedError as exc:
             raise _fail(str(exc)) from None
-        except (RunStopped, CellStopped, ModelError) as exc:
-            console.print(f"[bold red]stopped:[/] {exc}")
+        except (StoppedError, ModelError) as exc:
+            console.print(f"[bold red]stopped:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(code=1) from None
+        except KeyboardInterrupt:
+            console.print(
+                f"[bold red]interrupted:[/] what was played is kept; `econbench resume "
+                f"{escape(str(run_dir))}` continues from the last checkpoint again",
+                soft_wrap=True,
+                highlight=False,
+            )
+            raise typer.Exit(code=130) from None
         typer.echo(f"resumed {run_dir} (was {status}); status: {summary.get('status')}")

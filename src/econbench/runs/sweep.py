@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,14 +55,16 @@ from econbench.runs.worker import (
     EXIT_LOCKED,
     EXIT_OK,
     NOT_RETRIED,
+    InlineBackend,
     LocalBackend,
     Outcome,
     log_path,
+    run_dir_of,
 )
 
 SWEEP_SCHEMA = 1
 SWEEP_SUMMARY = "sweep_summary.json"
-BACKENDS = ("local", "ray")
+BACKENDS = ("local", "ray", "inline")
 
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 3
@@ -95,6 +98,9 @@ class SweepOptions:
     cache: Path | None = None
     force: bool = False
     poll_s: float = 0.25
+    runs_dir: str = SWEEP_RUNS
+    """Where entries' run directories go under ``out``: ``runs/<id>``, or ``""`` for
+    ``out/<id>`` (``allo sweep``'s flat cells)."""
 
     def check(self) -> None:
         if self.workers < 1:
@@ -106,7 +112,9 @@ class SweepOptions:
         ):
             raise SweepError(f"--cost-limit must be a positive number, got {self.cost_limit}")
         if self.backend not in BACKENDS:
-            raise SweepError(f"--backend must be local or ray, got {self.backend!r}")
+            raise SweepError(f"--backend must be local, ray or inline, got {self.backend!r}")
+        if self.backend == "inline" and self.workers != 1:
+            raise SweepError("--backend inline plays one run at a time: use --workers 1")
         if self.ray_address is not None and self.backend != "ray":
             raise SweepError("--ray-address needs --backend ray")
         if self.out.exists() and not self.out.is_dir():
@@ -116,9 +124,9 @@ class SweepOptions:
 # --------------------------------------------------------------------------- sweep.json
 
 
-def sweep_document(plan: Plan) -> dict[str, Any]:
-    """``sweep.json``: the experiment as run — every entry with its resolved config. It
-    holds no timestamp, so the same experiment writes the same file."""
+def sweep_document(plan: Plan, runs_dir: str = SWEEP_RUNS) -> dict[str, Any]:
+    """``sweep.json``: the experiment as run — every entry with its resolved config and its
+    run directory. It holds no timestamp, so the same experiment writes the same file."""
     return {
         "schema": SWEEP_SCHEMA,
         "name": plan.name,
@@ -126,7 +134,9 @@ def sweep_document(plan: Plan) -> dict[str, Any]:
         "description": plan.experiment.description,
         "experiment_file": str(plan.source),
         "econbench_version": __version__,
-        "entries": [{**e.to_dict(), "dir": f"{SWEEP_RUNS}/{e.id}"} for e in plan.entries],
+        "entries": [
+            {**e.to_dict(), "dir": f"{runs_dir}/{e.id}" if runs_dir else e.id} for e in plan.entries
+        ],
     }
 
 
@@ -161,7 +171,9 @@ def experiment_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[s
     return lines, changed
 
 
-def prepare_sweep_dir(plan: Plan, sweep_dir: Path, *, force: bool = False) -> list[str]:
+def prepare_sweep_dir(
+    plan: Plan, sweep_dir: Path, *, force: bool = False, runs_dir: str = SWEEP_RUNS
+) -> list[str]:
     """Create or reuse ``sweep_dir`` for ``plan`` and write ``sweep.json``; returns notes.
 
     A directory written by a different experiment is refused with the differences, unless
@@ -175,7 +187,7 @@ def prepare_sweep_dir(plan: Plan, sweep_dir: Path, *, force: bool = False) -> li
         check_out_dir(sweep_dir)
     except RunDirError as exc:
         raise SweepError(str(exc)) from None
-    new = sweep_document(plan)
+    new = sweep_document(plan, runs_dir)
     notes: list[str] = []
     old = read_json(sweep_dir / SWEEP)
     if old is None and sweep_dir.is_dir() and any(sweep_dir.iterdir()) and not force:
@@ -196,7 +208,7 @@ def prepare_sweep_dir(plan: Plan, sweep_dir: Path, *, force: bool = False) -> li
                 "whose configuration changed start again from scratch; the others are kept)."
             )
         for entry_id in sorted(changed):
-            run_dir = sweep_dir / SWEEP_RUNS / entry_id
+            run_dir = run_dir_of(sweep_dir, entry_id, runs_dir)
             if not run_dir.exists():
                 continue
             if is_locked(run_dir):
@@ -210,10 +222,10 @@ def prepare_sweep_dir(plan: Plan, sweep_dir: Path, *, force: bool = False) -> li
         if dropped:
             notes.append(
                 f"{len(dropped)} run(s) no longer in the experiment stay in "
-                f"{sweep_dir / SWEEP_RUNS}: {', '.join(dropped[:5])}"
+                f"{sweep_dir / runs_dir}: {', '.join(dropped[:5])}"
                 + (" …" if len(dropped) > 5 else "")
             )
-    (sweep_dir / SWEEP_RUNS).mkdir(parents=True, exist_ok=True)
+    (sweep_dir / runs_dir).mkdir(parents=True, exist_ok=True)
     write_json(sweep_dir / SWEEP, new)
     return notes
 
@@ -373,7 +385,7 @@ class SweepDisplay:
     def note(self, text: str) -> None:
         """A line above the bars (and the only output in a log file)."""
         if not self.quiet:
-            self.progress.console.print(text, highlight=False)
+            self.progress.console.print(text, highlight=False, markup=False)
 
     def update(self, states: list[EntryState], total_cost: float) -> None:
         done = sum(1 for s in states if s.status == "completed")
@@ -440,16 +452,18 @@ def make_backend(options: SweepOptions, sweep_dir: Path) -> Backend:
             )
         except RayUnavailableError as exc:
             raise SweepError(str(exc)) from None
+    if options.backend == "inline":
+        return InlineBackend(sweep_dir, cache=options.cache)
     return LocalBackend(sweep_dir, cache=options.cache)
 
 
-def scan(plan: Plan, sweep_dir: Path) -> list[EntryState]:
+def scan(plan: Plan, sweep_dir: Path, runs_dir: str = SWEEP_RUNS) -> list[EntryState]:
     """Each entry's state on disk before the sweep starts anything."""
     from econbench.runs.resume import run_status
 
     states = []
     for entry in plan.entries:
-        state = EntryState(entry.id, entry.label, sweep_dir / SWEEP_RUNS / entry.id)
+        state = EntryState(entry.id, entry.label, run_dir_of(sweep_dir, entry.id, runs_dir))
         status = run_status(state.run_dir)
         if status == "completed":
             state.status, state.action = "completed", "skipped"
@@ -592,15 +606,16 @@ def run_sweep(
     """
     options.check()
     sweep_dir = options.out
-    notes = prepare_sweep_dir(plan, sweep_dir, force=options.force)
+    notes = prepare_sweep_dir(plan, sweep_dir, force=options.force, runs_dir=options.runs_dir)
     result = SweepResult(
         name=plan.name,
         benchmark=plan.benchmark,
         sweep_dir=sweep_dir,
-        entries=scan(plan, sweep_dir),
+        entries=scan(plan, sweep_dir, options.runs_dir),
         cost_limit=options.cost_limit,
     )
-    console = console or Console(stderr=True)
+    # bound to the stream itself: an inline run's redirected stderr must not get the display
+    console = console or Console(file=sys.stderr)
     factory = backend_factory or (lambda: make_backend(options, sweep_dir))
     display = SweepDisplay(console, plan.name, len(plan.entries), options.cost_limit, quiet)
     with display:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,9 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from econbench.runs.cost_estimate import PlanEstimate
     from econbench.runs.experiment import Plan
 
-BACKEND_HELP = "local: one process per run; ray: Ray tasks on a Ray cluster."
+BACKEND_HELP = (
+    "local: one process per run; ray: Ray tasks on a Ray cluster; inline: one run at a "
+    "time in this process (--workers 1)."
+)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -58,6 +63,50 @@ def _matrix_table(plan: Plan, sweep_dir: Path) -> Table:
         values = [str(entry.params.get(k, "")) for k in keys]
         table.add_row(entry.id, *values, run_status(sweep_dir / SWEEP_RUNS / entry.id))
     return table
+
+
+def _cost_table(estimate: PlanEstimate) -> Table:
+    """Per run: model calls, prompt tokens and dollars (estimated, and with no prompt cache);
+    the last row is the sweep's total."""
+    table = Table(title=f"Cost estimate (price table {estimate.price_table})", show_footer=True)
+    columns = [
+        ("run", "total"),
+        ("model calls", f"{sum(e.calls for e in estimate.entries):,.0f}"),
+        ("input Mtok", f"{sum(e.input_tokens for e in estimate.entries) / 1e6:,.1f}"),
+        ("est. $", f"{estimate.cost_usd:,.2f}"),
+        ("uncached $", f"{estimate.uncached_usd:,.2f}"),
+    ]
+    for header, footer in columns:
+        table.add_column(header, footer, justify="left" if header == "run" else "right")
+    for entry in estimate.entries:
+        unpriced = " + unpriced" if entry.unpriced else ""
+        table.add_row(
+            entry.id,
+            f"{entry.calls:,.0f}",
+            f"{entry.input_tokens / 1e6:,.1f}",
+            f"{entry.cost_usd:,.2f}{unpriced}",
+            f"{entry.uncached_usd:,.2f}{unpriced}",
+        )
+    return table
+
+
+def _print_estimate(plan: Plan, like: Path | None) -> None:
+    from econbench.runs.cost_estimate import estimate_plan
+
+    estimate = estimate_plan(plan, like=like)
+    _stdout().print(_cost_table(estimate))
+    n = len(estimate.entries)
+    per_run = estimate.cost_usd / n if n else 0.0
+    typer.echo(
+        f"estimated cost: ${estimate.cost_usd:,.2f} in total, ${per_run:,.2f} per run on "
+        f"average (${estimate.uncached_usd:,.2f} with no prompt cache)"
+    )
+    typer.echo(f"basis: {estimate.basis}")
+    if estimate.unpriced:
+        typer.echo(
+            f"not priced (no entry in the price table): {', '.join(estimate.unpriced)}; "
+            "their calls are not in the dollar figures"
+        )
 
 
 def _note_other_experiment(plan: Plan, sweep_dir: Path) -> None:
@@ -108,8 +157,22 @@ def sweep_command(
         ),
     ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the expanded matrix and exit.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the expanded matrix, the API keys still missing and a cost estimate; "
+            "run nothing.",
+        ),
     ] = False,
+    like: Annotated[
+        Path | None,
+        typer.Option(
+            "--like",
+            metavar="RUN_DIR",
+            help="Dry run: estimate calls and tokens from this finished run of the same "
+            "benchmark (default: the documented basis, see econbench.runs.cost_estimate).",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -128,13 +191,22 @@ def sweep_command(
     limit, or runs held by another process), 130 interrupted.
     """
     from econbench.agents.models.cache import cache_path_from_option
-    from econbench.runs.experiment import ExperimentError, check_plan, load_plan
+    from econbench.runs.cost_estimate import EstimateError
+    from econbench.runs.experiment import (
+        ExperimentError,
+        MissingKeysError,
+        check_plan,
+        load_plan,
+    )
     from econbench.runs.sweep import SweepError, SweepOptions, results_table, run_sweep
 
     try:
         cache_path = cache_path_from_option(cache)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    if like is not None and not dry_run:
+        raise _fail("--like goes with --dry-run (it only shapes the cost estimate)")
+    missing: MissingKeysError | None = None
     try:
         plan = load_plan(experiment, check=False)
         options = SweepOptions(
@@ -151,15 +223,28 @@ def sweep_command(
         if dry_run:
             _stdout().print(_matrix_table(plan, options.out))
             _note_other_experiment(plan, options.out)
-        check_plan(plan)
-    except (ExperimentError, SweepError) as exc:
+        try:
+            check_plan(plan)
+        except MissingKeysError as exc:
+            if not dry_run:
+                raise
+            missing = exc
+        if dry_run:
+            _print_estimate(plan, like)
+    except (ExperimentError, SweepError, EstimateError) as exc:
         raise _fail(str(exc)) from None
     if dry_run:
-        typer.echo("every entry checks out (dry run: nothing was run)")
+        if missing is not None:
+            typer.echo(f"missing before a real run: set {', '.join(missing.variables)}")
+            typer.echo(str(missing).split(": ", 1)[-1].replace("cannot start the run:\n", ""))
+            typer.echo("everything else checks out (dry run: nothing was run)")
+        else:
+            typer.echo("every entry checks out (dry run: nothing was run)")
         return
     try:
         with _sigterm_as_interrupt():
-            result = run_sweep(plan, options, console=Console(stderr=True), quiet=quiet)
+            console = Console(file=sys.stderr)  # not the inline backend's redirected stderr
+            result = run_sweep(plan, options, console=console, quiet=quiet)
     except SweepError as exc:
         raise _fail(str(exc)) from None
     _stdout().print(results_table(result))

@@ -29,18 +29,30 @@ def view_command(
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the page in the default browser.")
     ] = True,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            help="Write the viewer and the runs as static files to this folder (to share or "
+            "publish; serve it with any static file server) instead of serving.",
+        ),
+    ] = None,
 ) -> None:
     """Browse runs in a local web page (127.0.0.1 only); it follows runs still being written."""
     try:
         catalog = Catalog(path)
     except ViewerPathError as exc:
         raise _fail(str(exc)) from None
+    if bundle is not None:
+        _write_bundle(catalog, bundle)
+        return
     try:
         server = ViewerServer(catalog, port=port)
     except OSError as exc:
         raise _fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     runs = len(catalog.scan())
-    typer.echo(f"Viewing {runs} run(s) under {path} at {server.url}  (Ctrl-C to stop)")
+    waiting = "; runs show up as they are written" if runs == 0 else ""
+    typer.echo(f"Viewing {runs} run(s) under {path}{waiting} at {server.url}  (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(server.url)
     try:
@@ -49,6 +61,19 @@ def view_command(
         typer.echo("stopped")
     finally:
         server.server_close()
+
+
+def _write_bundle(catalog: Catalog, out: Path) -> None:
+    from econbench.runs.viewer.bundle import BundleError, BundleWriter
+
+    try:
+        stats = BundleWriter(catalog, out).write()
+    except (BundleError, OSError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(
+        f"Wrote {stats.runs} run(s) to {out}: {stats.files} files, {stats.bytes / 1e6:.1f} MB. "
+        f"Serve it with: python -m http.server -d {out}"
+    )
 
 
 def register(app: typer.Typer) -> None:

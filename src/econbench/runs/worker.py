@@ -27,8 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from econbench.runs.experiment import Entry, cell_of
+from econbench.agents.models.base import ModelError
+from econbench.runs.benchmark import ResumeError, StoppedError, get_benchmark
+from econbench.runs.experiment import Entry
 from econbench.runs.layout import SWEEP, SWEEP_RUNS, read_json
+from econbench.runs.lock import RunLockedError
+from econbench.runs.resume import resume_run, run_status
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -58,8 +62,10 @@ class Outcome:
         return cls(code=int(data["code"]), action=str(data["action"]), error=data.get("error"))
 
 
-def run_dir_of(sweep_dir: Path, entry_id: str) -> Path:
-    return Path(sweep_dir) / SWEEP_RUNS / entry_id
+def run_dir_of(sweep_dir: Path, entry_id: str, runs_dir: str = SWEEP_RUNS) -> Path:
+    """An entry's run directory: ``SWEEP_DIR/runs/<id>``, or ``SWEEP_DIR/<id>`` for a sweep
+    laid out flat (``runs_dir=""``: ``allo sweep``'s cells)."""
+    return Path(sweep_dir) / runs_dir / entry_id if runs_dir else Path(sweep_dir) / entry_id
 
 
 def log_path(sweep_dir: Path, entry_id: str) -> Path:
@@ -67,27 +73,26 @@ def log_path(sweep_dir: Path, entry_id: str) -> Path:
 
 
 def load_entry(sweep_dir: Path, entry_id: str) -> Entry:
+    return load_entry_and_dir(sweep_dir, entry_id)[0]
+
+
+def load_entry_and_dir(sweep_dir: Path, entry_id: str) -> tuple[Entry, Path]:
+    """The entry and its run directory, as ``sweep.json`` records them."""
     doc = read_json(Path(sweep_dir) / SWEEP)
     if not isinstance(doc, dict):
         raise LookupError(f"{sweep_dir} holds no readable {SWEEP}")
     for data in doc.get("entries", []):
         if data.get("id") == entry_id:
-            return Entry.from_dict(data)
+            where = data.get("dir")
+            run_dir = Path(sweep_dir) / where if where else run_dir_of(sweep_dir, entry_id)
+            return Entry.from_dict(data), run_dir
     raise LookupError(f"{sweep_dir / SWEEP} has no entry '{entry_id}'")
 
 
 def start_entry(entry: Entry, run_dir: Path, cache: Path | None) -> dict[str, Any]:
     """Play the entry from the beginning into ``run_dir`` (clearing what a crash left)."""
-    if entry.benchmark == "coffee":
-        from econbench.coffee.config import RunConfig
-        from econbench.coffee.run import run_to_dir
-
-        config = RunConfig.model_validate(entry.config)
-        return run_to_dir(config, run_dir, overwrite=True, label=entry.label, cache=cache)
-    from econbench.allo.runner import run_cell
-
-    spec, models = cell_of(entry)
-    return run_cell(spec, run_dir, models=models or None, label=entry.label, cache=cache)
+    benchmark = get_benchmark(entry.benchmark)
+    return benchmark.start(entry.config, run_dir, label=entry.label, cache=cache)
 
 
 def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcome:
@@ -96,11 +101,7 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
     Never raises for a failing run: the error is in the outcome (and the traceback of an
     unexpected one is printed, so it lands in the worker's log).
     """
-    from econbench.runs.lock import RunLockedError
-    from econbench.runs.resume import ResumeError, resume_run, run_status
-
-    entry = load_entry(sweep_dir, entry_id)
-    run_dir = run_dir_of(sweep_dir, entry.id)
+    entry, run_dir = load_entry_and_dir(sweep_dir, entry_id)
     status = run_status(run_dir)
     if status == "completed":
         return Outcome(EXIT_OK, "skipped")
@@ -129,11 +130,7 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
 
 def _expected(exc: Exception) -> bool:
     """Failures whose message says it all (a model failing beyond its retries)."""
-    from econbench.agents.models.base import ModelError
-    from econbench.allo.runner import CellStopped
-    from econbench.coffee.run import RunStopped
-
-    return isinstance(exc, RunStopped | CellStopped | ModelError)
+    return isinstance(exc, StoppedError | ModelError)
 
 
 def _now() -> str:
@@ -206,6 +203,51 @@ def read_outcome(log: Path, returncode: int) -> Outcome:
     else:
         why = f"the worker exited with code {returncode} (see {log})"
     return Outcome(returncode or EXIT_FAILED, "failed", why)
+
+
+class InlineBackend:
+    """Each entry in this process, one at a time: no worker start-up, for sweeps of quick
+    runs (reference policies). ``execute`` is the same routine, its output goes to the same
+    log; a run cannot be stopped midway, so the cost limit is checked between runs, and
+    Ctrl-C stops the run at once (it resumes next time)."""
+
+    def __init__(self, sweep_dir: Path, cache: Path | None = None) -> None:
+        self.sweep_dir = Path(sweep_dir).resolve()
+        self.cache = cache.resolve() if cache is not None else None
+        self._queue: list[tuple[str, int]] = []
+
+    def start(self, entry_id: str, attempt: int) -> None:
+        self._queue.append((entry_id, attempt))
+
+    def wait(self, timeout: float) -> list[tuple[str, Outcome]]:
+        """Play the queued entries now (``timeout`` does not apply: a run ends when done)."""
+        done = []
+        while self._queue:
+            entry_id, attempt = self._queue.pop(0)
+            done.append((entry_id, self._play(entry_id, attempt)))
+        return done
+
+    def _play(self, entry_id: str, attempt: int) -> Outcome:
+        from contextlib import redirect_stderr, redirect_stdout
+
+        log = log_path(self.sweep_dir, entry_id)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as fh, redirect_stdout(fh), redirect_stderr(fh):
+            print(f"=== attempt {attempt} at {_now()} (inline)", flush=True)
+            try:
+                outcome = execute(self.sweep_dir, entry_id, self.cache)
+            except LookupError as exc:
+                outcome = Outcome(EXIT_USAGE, "failed", str(exc))
+            if outcome.error:
+                print(f"error: {outcome.error}", flush=True)
+            print(f"{OUTCOME_TAG} {json.dumps(outcome.to_dict())}", flush=True)
+        return outcome
+
+    def stop(self, entry_id: str) -> None:
+        self._queue = [(e, a) for e, a in self._queue if e != entry_id]
+
+    def close(self) -> None:
+        self._queue.clear()
 
 
 class LocalBackend:

@@ -17,10 +17,17 @@ Design choices (each one is what a careful user of an evaluation harness expects
   (``econbench.agents.models._http``).
 - **Base URL.** ``base_url=None`` is passed through, so the SDK reads ``OPENAI_BASE_URL``
   exactly as it always does; an explicit ``base_url`` overrides it.
+- **Forms every server takes.** Whenever tools are offered, ``tool_choice`` is sent too
+  (``"auto"`` unless configured; llama-cpp-python drops the tools without it), and an
+  assistant turn that only calls tools carries ``content: ""``, never ``null`` (Ollama and
+  llama-cpp-python reject it). What differs between server families (``max_tokens`` or
+  ``max_completion_tokens``, ``parallel_tool_calls``, the tool choice) is a named profile in
+  ``econbench.agents.models.compat``, chosen per model.
 - **Conservative requests for compatible servers.** Only the model, messages, tools (when
   there are any) and the parameters that were configured are sent; ``max_tokens`` rather than
-  ``max_completion_tokens``; leading system messages are merged into one and later ones are
-  sent as user messages (many chat templates reject a system message after the first turn);
+  ``max_completion_tokens`` (unless the profile says otherwise); leading system messages are
+  merged into one and later ones are sent as user messages (many chat templates reject a
+  system message after the first turn);
   a tool call whose arguments were not valid JSON is replayed as
   ``{"unparsed_arguments": "<raw text>"}`` because vLLM parses replayed arguments and would
   reject the whole request. ``<think>...</think>`` at the start of a reply's text is moved to
@@ -77,6 +84,7 @@ from econbench.agents.models.base import (
     Usage,
 )
 from econbench.agents.models.boundary import checked_output, token_count
+from econbench.agents.models.compat import Compat, resolve
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import bounded_arguments, dump_text, is_sendable_json
 
@@ -214,6 +222,7 @@ class _OpenAIProvider(ModelProvider):
         context_window: int = 200_000,
         client: Any = None,
         compatible: bool | None = None,
+        compat: Compat | str | None = None,
     ) -> None:
         self.model = model
         self.name = name or f"openai/{model}"
@@ -221,6 +230,7 @@ class _OpenAIProvider(ModelProvider):
         self.compatible = (
             self.name.startswith(COMPATIBLE_PREFIX) if compatible is None else compatible
         )
+        self.compat = resolve(compat, compatible=self.compatible)
         self._api_key = api_key
         self._base_url = base_url
         self._external_client = client is not None
@@ -236,7 +246,7 @@ class _OpenAIProvider(ModelProvider):
         if api_key is None and self.compatible:
             api_key = NO_KEY_PLACEHOLDER  # never OPENAI_API_KEY: the host may be anyone's
         try:
-            return openai.AsyncOpenAI(
+            client = openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=self._base_url,
                 max_retries=0,
@@ -244,6 +254,12 @@ class _OpenAIProvider(ModelProvider):
             )
         except openai.OpenAIError as exc:
             raise FatalModelError(f"{self.name}: {self._redact(str(exc))}") from None
+        if self.compatible:
+            # The SDK fills these from OPENAI_ORG_ID / OPENAI_PROJECT_ID even when passed None;
+            # they describe an OpenAI account and must not travel to another host.
+            client.organization = None
+            client.project = None
+        return client
 
     def _client_for_loop(self) -> Any:
         """The client, rebuilt for a new event loop (its connection pool is loop-bound) or
@@ -375,6 +391,16 @@ class _OpenAIProvider(ModelProvider):
             f"{self.name}: unreadable response from {self._where}: {self._redact(text)!r}"
         )
 
+    def _tool_options(self) -> dict[str, Any]:
+        """``tool_choice`` (and ``parallel_tool_calls`` if configured) for a request with
+        tools: some servers (llama-cpp-python) leave tools out of the prompt without it."""
+        options: dict[str, Any] = {}
+        if self.compat.tool_choice is not None:
+            options["tool_choice"] = self.compat.tool_choice
+        if self.compat.parallel_tool_calls is not None:
+            options["parallel_tool_calls"] = self.compat.parallel_tool_calls
+        return options
+
     @staticmethod
     def _extra_body(config: GenerateConfig) -> dict[str, Any] | None:
         extra = config.extra.get("extra_body") if config.extra else None
@@ -396,9 +422,11 @@ class OpenAIChatProvider(_OpenAIProvider):
         client: Any = None,
         compatible: bool | None = None,
         replay_reasoning: bool = False,
+        compat: Compat | str | None = None,
     ) -> None:
         """``replay_reasoning`` sends a compatible server's reasoning text back on later turns
-        (Kimi and GLM thinking models ask for it during tool use; most servers ignore it)."""
+        (Kimi and GLM thinking models ask for it during tool use; most servers ignore it).
+        ``compat`` names the server's quirk profile (``econbench.agents.models.compat``)."""
         super().__init__(
             model,
             api_key=api_key,
@@ -407,6 +435,7 @@ class OpenAIChatProvider(_OpenAIProvider):
             context_window=context_window,
             client=client,
             compatible=compatible,
+            compat=compat,
         )
         self.replay_reasoning = replay_reasoning
 
@@ -468,7 +497,10 @@ class OpenAIChatProvider(_OpenAIProvider):
                     },
                 }
             )
-        wire["content"] = msg.content if (msg.content or not calls) else None
+        if msg.content or not calls:
+            wire["content"] = msg.content
+        elif self.compat.tool_call_content == "empty":
+            wire["content"] = ""  # never null: Ollama and llama-cpp-python reject it
         if calls:
             wire["tool_calls"] = calls
         if self.replay_reasoning and msg.reasoning:
@@ -483,11 +515,11 @@ class OpenAIChatProvider(_OpenAIProvider):
         kwargs: dict[str, Any] = {"model": self.model, "messages": self.build_messages(messages)}
         if tools:
             kwargs["tools"] = [spec.openai_schema() for spec in tools]
+            kwargs.update(self._tool_options())
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
         if config.max_tokens is not None:
-            key = "max_tokens" if self.compatible else "max_completion_tokens"
-            kwargs[key] = config.max_tokens
+            kwargs[self.compat.max_tokens_field] = config.max_tokens
         if config.reasoning_effort:
             kwargs["reasoning_effort"] = config.reasoning_effort
         extra = self._extra_body(config)
@@ -605,6 +637,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         client: Any = None,
         reasoning_summary: str | None = "auto",
         reasoning_model: bool | None = None,
+        compat: Compat | str | None = None,
     ) -> None:
         """``reasoning_model`` overrides the guess from the model name (o-series, gpt-5...),
         which decides whether reasoning summaries and encrypted reasoning are requested."""
@@ -616,6 +649,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             context_window=context_window,
             client=client,
             compatible=False,
+            compat=compat,
         )
         self.reasoning_summary = reasoning_summary
         self.reasoning_model = (
@@ -758,6 +792,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             kwargs["instructions"] = instructions
         if tools:
             kwargs["tools"] = [self.tool_param(spec) for spec in tools]
+            kwargs.update(self._tool_options())
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
         if config.max_tokens is not None:

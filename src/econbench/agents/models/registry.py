@@ -3,9 +3,10 @@
 A model is named ``provider/model``: ``openai/gpt-5.5``, ``anthropic/claude-sonnet-4-6``,
 ``google/gemini-3.1-pro`` or ``openai-compatible/NAME`` (any server speaking OpenAI Chat
 Completions: vLLM, SGLang, Ollama, llama.cpp, OpenRouter, Moonshot, Zhipu) or ``hf/PATH`` (a
-local transformers model folder run in-process, ``econbench.hf``; PATH may be relative or
-absolute and contain slashes; it needs the ``train`` extra and no key). ``scripted/NAME``
-exists only when code registers it (``register_scripted``), never from the command line.
+local transformers model folder run in-process, ``econbench.agents.models.hf``; PATH may be
+relative or absolute and contain slashes; it needs the ``train`` extra and no key).
+``scripted/NAME`` exists only when code registers it (``register_scripted``), never from the
+command line.
 
 Keys come from the environment, then from a ``.env`` file (found from the working directory
 upwards; it never overrides a real environment variable and is never written back into
@@ -21,9 +22,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values, find_dotenv
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from econbench.agents.models._http import redact
 from econbench.agents.models.base import (
@@ -35,15 +37,34 @@ from econbench.agents.models.base import (
     TransientModelError,
 )
 from econbench.agents.models.boundary import checked_output
+from econbench.agents.models.errors import ModelConfigError
 from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
-from econbench.agents.models.retry import ConcurrencyLimiter
+from econbench.agents.models.retry import (
+    DEFAULT_MAX_BACKOFF_S,
+    DEFAULT_MAX_RETRIES,
+    MAX_BACKOFF_LIMIT_S,
+    MAX_RETRIES_LIMIT,
+    ConcurrencyLimiter,
+    RetryPolicy,
+)
 from econbench.agents.tools import ToolSpec
+from econbench.suggest import did_you_mean
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "google", "openai-compatible", "hf")
 SCRIPTED = "scripted"
 LOCAL = "hf"
 """Local transformers models (``hf/PATH``): no key, no base URL, no price."""
 LOCAL_ONLY_SETTINGS = ("adapter", "device", "dtype", "top_p", "seed")
+OPENAI_ONLY_SETTINGS = (
+    "compat",
+    "tool_choice",
+    "tool_call_content",
+    "max_tokens_field",
+    "parallel_tool_calls",
+)
+"""The wire-form settings of the OpenAI providers (``econbench.agents.models.compat``)."""
+RETRY_SETTINGS = ("max_retries", "max_backoff_s")
+"""Written only when set, like the wire forms, so existing configs keep their hashes."""
 
 #: Where each provider's key is looked up, in order, unless settings name ``api_key_env``.
 #: ``openai-compatible`` has none: its server is whatever host ``base_url`` names, and
@@ -74,10 +95,6 @@ VALID_FORMS = (
 )
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class ModelConfigError(ValueError):
-    """A model name or its settings cannot work; raised before a run starts."""
 
 
 class MissingKeyError(ModelConfigError):
@@ -111,6 +128,20 @@ class ModelSettings(BaseModel):
     timeout_s: float = Field(120.0, gt=0, le=86_400.0)
     max_concurrency: int = Field(8, ge=1, le=4096)
     compaction_threshold: float = Field(0.8, gt=0.0, le=1.0)
+    # Retries of transient failures (``econbench.agents.models.retry.RetryPolicy``):
+    max_retries: int | None = Field(None, ge=0, le=MAX_RETRIES_LIMIT)
+    """Retries after the first attempt on a rate limit, 5xx or timeout (default 5)."""
+    max_backoff_s: float | None = Field(None, gt=0.0, le=MAX_BACKOFF_LIMIT_S)
+    """The longest backoff wait between attempts (default 60 s; a server's longer
+    ``Retry-After`` is still honoured, up to 600 s)."""
+    # OpenAI and OpenAI-compatible models only (``econbench.agents.models.compat``):
+    compat: str | None = None
+    """The server's quirk profile: generic (the openai-compatible default), llama.cpp,
+    vllm, ollama or openai; the fields below override single entries of it."""
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    tool_call_content: Literal["empty", "omit"] | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+    parallel_tool_calls: bool | None = None
     # Local models (hf/PATH) only:
     adapter: str | None = None
     """A peft LoRA adapter folder loaded on top of the model."""
@@ -131,6 +162,47 @@ class ModelSettings(BaseModel):
             )
         return value
 
+    @field_validator("compat")
+    @classmethod
+    def _compat(cls, value: str | None) -> str | None:
+        from econbench.agents.models.compat import PROFILES
+
+        if value is not None and value.strip().lower() not in PROFILES:
+            raise ValueError(f"compat must be one of {', '.join(PROFILES)}")
+        return value.strip().lower() if value is not None else None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_wire_forms(self, handler: Any) -> dict[str, Any]:
+        """The wire-form fields appear only when set, so the ``config.json`` and experiment
+        hashes of every config that does not use them stay what they were."""
+        data = handler(self)
+        for field in (*OPENAI_ONLY_SETTINGS, *RETRY_SETTINGS):
+            if data.get(field, "") is None:
+                del data[field]
+        return data
+
+    def retry_policy(self) -> RetryPolicy:
+        """How this model's transient failures are retried (the defaults where unset)."""
+        return RetryPolicy(
+            max_retries=DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries,
+            max_backoff_s=(
+                DEFAULT_MAX_BACKOFF_S if self.max_backoff_s is None else self.max_backoff_s
+            ),
+        )
+
+    def compat_profile(self, *, compatible: bool) -> Any:
+        """The ``Compat`` an OpenAI provider is built with, or ``None`` when nothing is set (so a
+        provider keeps its own default: generic for openai-compatible/, openai for openai/)."""
+        from econbench.agents.models.compat import resolve
+
+        overrides = {f: getattr(self, f) for f in OPENAI_ONLY_SETTINGS if f != "compat"}
+        if self.compat is None and all(v is None for v in overrides.values()):
+            return None
+        try:
+            return resolve(self.compat, compatible=compatible, **overrides)
+        except ValueError as exc:
+            raise ModelConfigError(str(exc)) from None
+
     @field_validator("reasoning_effort")
     @classmethod
     def _effort(cls, value: str | None) -> str | None:
@@ -147,9 +219,12 @@ class ModelSettings(BaseModel):
         return value
 
     def generate_config(self) -> GenerateConfig:
-        """The per-call config the provider's ``generate`` receives (``top_p`` and ``seed``
-        travel in ``extra`` only when set, so other models' requests are unchanged)."""
-        extra = {k: v for k, v in (("top_p", self.top_p), ("seed", self.seed)) if v is not None}
+        """The per-call config the provider's ``generate`` receives (``top_p``, ``seed`` and the
+        wire-form settings travel in ``extra`` only when set, so other models' requests, cache
+        keys and recordings are unchanged)."""
+        pairs = [("top_p", self.top_p), ("seed", self.seed)]
+        pairs += [(f, getattr(self, f)) for f in OPENAI_ONLY_SETTINGS]  # they shape the reply
+        extra = {k: v for k, v in pairs if v is not None}
         return GenerateConfig(
             temperature=self.temperature,
             max_tokens=self.max_tokens,
@@ -220,7 +295,8 @@ def parse_model_name(name: str) -> tuple[str, str]:
         )
     if provider not in PROVIDERS:
         raise ModelConfigError(
-            f"unknown provider {provider!r} in {text!r}; valid forms: {VALID_FORMS}"
+            f"unknown provider {provider!r} in {text!r}{did_you_mean(provider, PROVIDERS)}; "
+            f"valid forms: {VALID_FORMS}"
         )
     return provider, model
 
@@ -339,7 +415,38 @@ def resolve_base_url(
     return None
 
 
+_OPENAI_HOSTS = ("api.openai.com",)
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _check_openai_key_target(name: str, settings: ModelSettings) -> None:
+    """``OPENAI_API_KEY`` goes only to OpenAI (or this machine): an ``openai/`` model whose
+    ``base_url`` names another host must say which key to send there (``api_key_env``)."""
+    if not settings.base_url or settings.api_key_env:
+        return
+    host = (urlsplit(settings.base_url).hostname or "").lower()
+    if host in _OPENAI_HOSTS or host in _LOOPBACK_HOSTS:
+        return
+    raise ModelConfigError(
+        f"{name}: base_url names {host}, which would be sent OPENAI_API_KEY; set api_key_env to "
+        "the variable holding that host's key (or use openai-compatible/ for another server)"
+    )
+
+
 def _check_settings(name: str, provider: str, settings: ModelSettings) -> None:
+    wire = [f for f in OPENAI_ONLY_SETTINGS if getattr(settings, f) is not None]
+    if wire and provider not in ("openai", "openai-compatible", SCRIPTED):
+        raise ModelConfigError(
+            f"{name}: {', '.join(wire)} appl{'ies' if len(wire) == 1 else 'y'} only to OpenAI and "
+            "OpenAI-compatible models"
+        )
+    if provider == "openai":
+        _check_openai_key_target(name, settings)
+    if provider in ("openai", "openai-compatible"):
+        try:  # a value the named server refuses is an error now, not a failed request later
+            settings.compat_profile(compatible=provider == "openai-compatible")
+        except ModelConfigError as exc:
+            raise ModelConfigError(f"{name}: {exc}") from None
     if provider == LOCAL:
         for field in ("api", "base_url", "api_key_env", "reasoning_effort", "thinking_budget"):
             if getattr(settings, field) is not None:
@@ -396,7 +503,11 @@ def check_keys(
 def _check_local(path: str, settings: ModelSettings) -> None:
     """A local model's folder (and adapter) exist and the ``train`` extra is installed;
     cheap: nothing is loaded."""
-    from econbench.hf.loading import check_adapter_folder, check_model_folder, require_extra
+    from econbench.agents.models.hf.loading import (
+        check_adapter_folder,
+        check_model_folder,
+        require_extra,
+    )
 
     check_model_folder(path)
     if settings.adapter:
@@ -547,6 +658,10 @@ def build_provider(
     }
     if settings.context_window:
         kwargs["context_window"] = settings.context_window
+    if provider in ("openai", "openai-compatible"):
+        compat = settings.compat_profile(compatible=provider == "openai-compatible")
+        if compat is not None:
+            kwargs["compat"] = compat
     inner = cls(model, **kwargs)
     return PricedProvider(inner, name=full_name, settings=settings, prices=prices, secret=api_key)
 
@@ -557,7 +672,7 @@ def _local_provider(
     """An ``hf/PATH`` model: free (an empty price table, so a folder named like an API model
     is never priced as one) unless the caller passes prices."""
     _check_local(path, settings)
-    from econbench.hf.provider import HFProvider
+    from econbench.agents.models.hf.provider import HFProvider
 
     inner = HFProvider(
         path,

@@ -27,6 +27,41 @@ from econbench.agents.models.base import FatalModelError, TransientModelError
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
+DEFAULT_MAX_RETRIES = 5
+"""Retries after the first attempt when a model's settings name none (six attempts)."""
+DEFAULT_MAX_BACKOFF_S = 60.0
+"""The longest backoff wait when a model's settings name none."""
+MAX_RETRIES_LIMIT = 100
+MAX_BACKOFF_LIMIT_S = 3_600.0
+"""Upper bounds of the per-model settings: beyond them a run would stall for hours on one
+failing call, which is a typo, not a policy."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How one model's transient failures are retried (``max_retries`` and ``max_backoff_s``
+    in its settings, as Inspect's ``max_retries`` and tau2's retry settings): a flaky local
+    server can get more attempts, a rate-limited API a longer cap, a test none."""
+
+    max_retries: int = DEFAULT_MAX_RETRIES
+    max_backoff_s: float = DEFAULT_MAX_BACKOFF_S
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.max_retries <= MAX_RETRIES_LIMIT:
+            raise ValueError(f"max_retries must be from 0 to {MAX_RETRIES_LIMIT}")
+        if not 0 < self.max_backoff_s <= MAX_BACKOFF_LIMIT_S:
+            raise ValueError(f"max_backoff_s must be above 0 and at most {MAX_BACKOFF_LIMIT_S:g}")
+
+    @property
+    def max_attempts(self) -> int:
+        """The first attempt plus the retries (``call_with_retries``' ``max_attempts``)."""
+        return self.max_retries + 1
+
+    def options(self) -> dict[str, float]:
+        """The ``call_with_retries`` keywords besides ``max_attempts`` (an ``LLMAgent``'s
+        ``retry_options``): the backoff cap."""
+        return {"max_delay": self.max_backoff_s}
+
 
 @dataclass(frozen=True)
 class RetryEvent:

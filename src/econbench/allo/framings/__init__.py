@@ -22,6 +22,7 @@ from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.code import CodeFraming, check_solver_code
 from econbench.allo.framings.declarative import DeclarativeFraming
 from econbench.allo.framings.urn import SKIN_NAMES, UrnFraming, get_skin, parse_decision
+from econbench.suggest import did_you_mean
 
 FRAMINGS: dict[str, type[Framing]] = {
     "r0": UrnFraming,
@@ -42,7 +43,10 @@ def get_framing(
     """
     key = name.lower().strip()
     if key not in FRAMINGS:
-        raise ValueError(f"unknown framing {name!r}; choose one of {', '.join(FRAMINGS)}")
+        raise ValueError(
+            f"unknown framing {name!r}{did_you_mean(name, FRAMINGS)}; "
+            f"choose one of {', '.join(FRAMINGS)}"
+        )
     check_protocol(protocol)
     if key == "r0":
         return UrnFraming(skin=skin, protocol=protocol, **options)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from econbench.agents.policy import Policy
+from econbench.agents.policy import Actor
 from econbench.coffee.policies.farmer import ScriptedFarmer
 from econbench.coffee.policies.heuristic import HeuristicRoaster, ScriptedRoaster
 from econbench.coffee.policies.negotiating import HAGGLE, NEGOTIATING
@@ -22,8 +22,9 @@ from econbench.coffee.policies.strategies import (
     is_strategy,
     make_strategy,
 )
+from econbench.suggest import did_you_mean
 
-_REGISTRY: dict[str, dict[str, Callable[[], Policy]]] = {
+_REGISTRY: dict[str, dict[str, Callable[[], Actor]]] = {
     "passive": {
         "farmer": PassivePolicy,
         "roaster": PassivePolicy,
@@ -52,7 +53,7 @@ class UnknownPolicyError(ValueError):
     """A policy name that no registry entry (or model provider) knows."""
 
 
-def make_policy(name: str, role: str, *, seed: int = 0, firm_id: str = "") -> Policy:
+def make_policy(name: str, role: str, *, seed: int = 0, firm_id: str = "") -> Actor:
     """Build the policy ``name`` for a firm of ``role``. Roaster strategies
     (``markup:X``, ``undercut``, ``hoard``; see ``strategies.py``) exist only for roasters:
     for any other role they are an error, so ``default=markup:2`` fails."""
@@ -69,7 +70,8 @@ def make_policy(name: str, role: str, *, seed: int = 0, firm_id: str = "") -> Po
     by_role = _REGISTRY.get(name)
     if by_role is None:
         raise UnknownPolicyError(
-            f"unknown policy '{name}'; choose one of: {', '.join(POLICY_NAMES)}, a roaster "
+            f"unknown policy '{name}'{did_you_mean(name, (*POLICY_NAMES, *STRATEGY_NAMES))}; "
+            f"choose one of: {', '.join(POLICY_NAMES)}, a roaster "
             f"strategy ({', '.join(STRATEGY_NAMES)}), or a model "
             "named provider/model (e.g. openai/gpt-5.5, anthropic/claude-sonnet-4-6)"
         )

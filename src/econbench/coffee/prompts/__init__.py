@@ -17,7 +17,7 @@ from econbench.coffee.config import (
     PROMPT_VARIANTS,
     ROASTED,
     ROASTED_SPECIALTY,
-    RunConfig,
+    WorldConfig,
     role_of,
 )
 
@@ -28,7 +28,7 @@ def _read(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
-def system_prompt(firm_id: str, config: RunConfig, variant: str = "standard") -> str:
+def system_prompt(firm_id: str, config: WorldConfig, variant: str = "standard") -> str:
     if variant not in VARIANTS:
         raise ValueError(f"unknown prompt variant '{variant}'; choose one of {VARIANTS}")
     econ = config.economy

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.rules import shipping
 from econbench.coffee.state import Cents, Firm, dollars
 
@@ -41,11 +42,12 @@ def bankrupt(world: World, firm: Firm) -> None:
             shipping.cancel(world, deal, reason=f"{firm.id} went bankrupt")
     _write_off_batches(world, firm)
     bad_debts = _write_off_payables(world, firm)
-    world.emit(
-        "bankruptcy",
-        firm=firm.id,
-        cash=dollars(firm.cash),
-        bad_debt={k: dollars(v) for k, v in bad_debts.items()},
+    world.log(
+        events.Bankruptcy(
+            firm=firm.id,
+            cash=dollars(firm.cash),
+            bad_debt={k: dollars(v) for k, v in bad_debts.items()},
+        )
     )
     for other in world.live_firms():
         other.notices.append(f"{firm.id} went bankrupt on day {world.day} and left the market")
@@ -55,14 +57,15 @@ def _write_off_batches(world: World, firm: Firm) -> None:
     for batch in [b for b in world.state.batches.values() if b.firm == firm.id]:
         del world.state.batches[batch.id]
         firm.books.production_writeoffs += batch.value
-        world.emit(
-            "batch_written_off",
-            firm=firm.id,
-            batch_id=batch.id,
-            kind=batch.kind,
-            item=batch.item,
-            qty=batch.qty,
-            value=dollars(batch.value),
+        world.log(
+            events.BatchWrittenOff(
+                firm=firm.id,
+                batch_id=batch.id,
+                kind=batch.kind,
+                item=batch.item,
+                qty=batch.qty,
+                value=dollars(batch.value),
+            )
         )
 
 
@@ -76,11 +79,9 @@ def _write_off_payables(world: World, firm: Firm) -> dict[str, Cents]:
         world.settle_invoice(invoice, "bad_debt")
         creditor.books.bad_debt += amount
         bad_debts[creditor.id] = bad_debts.get(creditor.id, 0) + amount
-        world.emit(
-            "bad_debt",
-            invoice_id=invoice.id,
-            creditor=creditor.id,
-            debtor=firm.id,
-            amount=dollars(amount),
+        world.log(
+            events.BadDebt(
+                invoice_id=invoice.id, creditor=creditor.id, debtor=firm.id, amount=dollars(amount)
+            )
         )
     return bad_debts

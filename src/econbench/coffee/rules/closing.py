@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.config import GREEN_ITEMS, ITEMS, ROAST_OUTPUT, EconomyConfig
 from econbench.coffee.state import Cents, Firm, dollars, to_cents
 
@@ -108,12 +109,13 @@ def close(world: World) -> None:
                 batch.value = book(batch.item, batch.value, new)
         total = sum(by_item.values())
         firm.books.closing_writedown += total
-        world.emit(
-            "closing_writedown",
-            firm=firm.id,
-            amount=dollars(total),
-            by_item={item: dollars(v) for item, v in sorted(by_item.items())},
-            evenings_missed=missing,
+        world.log(
+            events.ClosingWritedown(
+                firm=firm.id,
+                amount=dollars(total),
+                by_item={item: dollars(v) for item, v in sorted(by_item.items())},
+                evenings_missed=missing,
+            )
         )
         _charge_unpaid_opex(world, firm)
 
@@ -133,4 +135,4 @@ def _charge_unpaid_opex(world: World, firm: Firm) -> None:
         return
     firm.cash -= amount
     firm.books.closing_opex += amount
-    world.emit("closing_opex", firm=firm.id, days=unpaid, amount=dollars(amount))
+    world.log(events.ClosingOpex(firm=firm.id, days=unpaid, amount=dollars(amount)))

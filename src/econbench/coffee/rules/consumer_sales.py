@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.config import RETAIL_ITEMS
 from econbench.coffee.demand import Shop, shop_sales
 from econbench.coffee.rules import ledger
@@ -57,11 +58,8 @@ def apply(world: World) -> None:
             world.state.consumer_sales.append(
                 ConsumerSale(day=world.day, firm=firm.id, item=item, qty=qty, price=price)
             )
-            world.emit(
-                "consumer_sale",
-                firm=firm.id,
-                item=item,
-                qty=qty,
-                price=dollars(price),
-                revenue=dollars(revenue),
+            world.log(
+                events.ConsumerSale(
+                    firm=firm.id, item=item, qty=qty, price=dollars(price), revenue=dollars(revenue)
+                )
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.state import Firm, Invoice, dollars
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def pay(world: World, payer: Firm, inv: Invoice) -> None:
     payer.cash -= amount
     issuer.cash += amount
     world.settle_invoice(inv, "paid")
-    world.emit(
-        "payment", invoice_id=inv.id, payer=payer.id, issuer=issuer.id, amount=dollars(amount)
+    world.log(
+        events.Payment(invoice_id=inv.id, payer=payer.id, issuer=issuer.id, amount=dollars(amount))
     )
     world.wake(issuer.id, f"invoice {inv.id} paid by {payer.id}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.rules import ledger
 from econbench.coffee.state import dollars
 
@@ -31,10 +32,8 @@ def apply(world: World) -> None:
             continue
         invoice.fees += fee
         ledger.post_late_fee(issuer, payer, fee)
-        world.emit(
-            "late_fee",
-            invoice_id=invoice.id,
-            issuer=issuer.id,
-            payer=payer.id,
-            amount=dollars(fee),
+        world.log(
+            events.LateFee(
+                invoice_id=invoice.id, issuer=issuer.id, payer=payer.id, amount=dollars(fee)
+            )
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from econbench.coffee import events
 from econbench.coffee.state import Books, Cents, Firm, dollars, to_cents
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def charge_opex(world: World, firm: Firm) -> None:
     firm.books_by_day.append(firm.books.model_copy())
     firm.cash -= firm.opex_per_day
     firm.books.opex_fixed += firm.opex_per_day
-    world.emit("opex", firm=firm.id, amount=dollars(firm.opex_per_day))
+    world.log(events.Opex(firm=firm.id, amount=dollars(firm.opex_per_day)))
 
 
 def post_sale(seller: Firm, revenue: Cents, cost: Cents) -> None:
@@ -47,14 +48,15 @@ def write_down_to_ceiling(
         return value
     excess = value - ceiling
     firm.books.writedowns += excess
-    world.emit(
-        "writedown",
-        firm=firm.id,
-        item=item,
-        qty=qty,
-        amount=dollars(excess),
-        cause=why,
-        ceiling_per_kg=world.econ.writedown_ceiling[item],
+    world.log(
+        events.Writedown(
+            firm=firm.id,
+            item=item,
+            qty=qty,
+            amount=dollars(excess),
+            cause=why,
+            ceiling_per_kg=world.econ.writedown_ceiling[item],
+        )
     )
     return ceiling
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.state import Batch, Cents, Firm, dollars, to_cents
 
 if TYPE_CHECKING:
@@ -44,14 +45,15 @@ def produce(world: World, farm: Firm, item: str, qty: int) -> Batch:
     farm.cash -= cost
     farm.produced_today[item] = farm.produced_today.get(item, 0) + qty
     batch = new_batch(world, farm, "production", item, qty, cost, prod.lag_days)
-    world.emit(
-        "production",
-        firm=farm.id,
-        batch_id=batch.id,
-        item=item,
-        qty=qty,
-        cost=dollars(cost),
-        ready_day=batch.ready_day,
+    world.log(
+        events.Production(
+            firm=farm.id,
+            batch_id=batch.id,
+            item=item,
+            qty=qty,
+            cost=dollars(cost),
+            ready_day=batch.ready_day,
+        )
     )
     return batch
 
@@ -64,12 +66,7 @@ def land_batches(world: World) -> None:
         del world.state.batches[batch.id]
         firm = world.firm(batch.firm)
         world.add_stock(firm, batch.item, batch.qty, batch.value, why=batch.kind)
-        world.emit(
-            f"{batch.kind}_landed",
-            firm=firm.id,
-            batch_id=batch.id,
-            item=batch.item,
-            qty=batch.qty,
-        )
+        landed = events.LANDED[batch.kind]
+        world.log(landed(firm=firm.id, batch_id=batch.id, item=batch.item, qty=batch.qty))
         what = "production batch" if batch.kind == "production" else "roast batch"
         firm.clock.reasons.append(f"{what} {batch.id} arrived: {batch.qty} kg {batch.item}")

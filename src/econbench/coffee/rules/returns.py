@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.rules import lots, spoilage
 from econbench.coffee.state import Cents, Deal, Firm, Invoice, dollars
 
@@ -104,17 +105,18 @@ def return_goods(
 ) -> ReturnPosting:
     """A checked return: post it, log it and wake the seller."""
     posting = book_return(world, buyer, inv, deal, qty)
-    world.emit(
-        "return",
-        invoice_id=inv.id,
-        deal_id=deal.id,
-        buyer=buyer.id,
-        seller=deal.seller,
-        item=deal.item,
-        qty=qty,
-        credit=dollars(posting.credit),
-        reason=reason,
-        refund_invoice_id=posting.refund_invoice_id,
+    world.log(
+        events.Return(
+            invoice_id=inv.id,
+            deal_id=deal.id,
+            buyer=buyer.id,
+            seller=deal.seller,
+            item=deal.item,
+            qty=qty,
+            credit=dollars(posting.credit),
+            reason=reason,
+            refund_invoice_id=posting.refund_invoice_id,
+        )
     )
     world.wake(deal.seller, f"return of {qty} kg {deal.item} from {buyer.id} on {inv.id}")
     return posting

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.config import ROAST_OUTPUT
 from econbench.coffee.demand import round_half_up
 from econbench.coffee.rules.production import new_batch
@@ -50,15 +51,16 @@ def roast(world: World, roaster: Firm, green_item: str, qty: int, out_qty: int) 
     batch = new_batch(
         world, roaster, "roast", out_item, out_qty, green_value + labour, econ.roast_lag_days
     )
-    world.emit(
-        "roast",
-        firm=roaster.id,
-        batch_id=batch.id,
-        green_item=green_item,
-        green_qty=qty,
-        item=out_item,
-        qty=out_qty,
-        labour=dollars(labour),
-        ready_day=batch.ready_day,
+    world.log(
+        events.Roast(
+            firm=roaster.id,
+            batch_id=batch.id,
+            green_item=green_item,
+            green_qty=qty,
+            item=out_item,
+            qty=out_qty,
+            labour=dollars(labour),
+            ready_day=batch.ready_day,
+        )
     )
     return batch

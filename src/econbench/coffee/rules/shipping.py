@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from econbench.coffee import events
 from econbench.coffee.config import EconomyConfig
 from econbench.coffee.rules import ledger
 from econbench.coffee.state import Deal, Firm, Invoice, Listing, Offer, dollars
@@ -63,17 +64,18 @@ def dispatch(world: World, seller: Firm, offer: Offer, listing: Listing) -> Deal
     world.add_deal(deal)
     world.resolve_offer(offer, "accepted")
     listing.qty -= offer.qty
-    world.emit(
-        "deal",
-        deal_id=deal.id,
-        offer_id=offer.id,
-        seller=seller.id,
-        buyer=offer.buyer,
-        item=deal.item,
-        qty=deal.qty,
-        price=dollars(deal.price),
-        terms=deal.terms,
-        seller_cost=dollars(reserved),
+    world.log(
+        events.Deal(
+            deal_id=deal.id,
+            offer_id=offer.id,
+            seller=seller.id,
+            buyer=offer.buyer,
+            item=deal.item,
+            qty=deal.qty,
+            price=dollars(deal.price),
+            terms=deal.terms,
+            seller_cost=dollars(reserved),
+        )
     )
     return deal
 
@@ -96,14 +98,15 @@ def lose(world: World, deal: Deal, seller: Firm, buyer: Firm) -> None:
     """Lost on the road: the seller writes off the goods' cost; no invoice."""
     world.close_deal(deal, "lost")
     seller.books.shipment_writeoffs += deal.reserved_value
-    world.emit(
-        "shipment_lost",
-        deal_id=deal.id,
-        seller=deal.seller,
-        buyer=deal.buyer,
-        item=deal.item,
-        qty=deal.shipped_qty,
-        writeoff=dollars(deal.reserved_value),
+    world.log(
+        events.ShipmentLost(
+            deal_id=deal.id,
+            seller=deal.seller,
+            buyer=deal.buyer,
+            item=deal.item,
+            qty=deal.shipped_qty,
+            writeoff=dollars(deal.reserved_value),
+        )
     )
     note = f"shipment of deal {deal.id} ({deal.shipped_qty} kg {deal.item}) was lost in transit"
     for firm in (seller, buyer):
@@ -115,14 +118,15 @@ def delay(world: World, deal: Deal, buyer: Firm) -> None:
     """Delayed a day: the shipment draws again tomorrow morning."""
     deal.status = "delayed"
     deal.ship_day = world.day + 1
-    world.emit(
-        "shipment_delayed",
-        deal_id=deal.id,
-        seller=deal.seller,
-        buyer=deal.buyer,
-        item=deal.item,
-        qty=deal.shipped_qty,
-        new_delivery_day=deal.ship_day,
+    world.log(
+        events.ShipmentDelayed(
+            deal_id=deal.id,
+            seller=deal.seller,
+            buyer=deal.buyer,
+            item=deal.item,
+            qty=deal.shipped_qty,
+            new_delivery_day=deal.ship_day,
+        )
     )
     buyer.notices.append(f"delivery of deal {deal.id} is delayed by a day")
 
@@ -154,13 +158,14 @@ def deliver(world: World, deal: Deal, seller: Firm, buyer: Firm) -> None:
     deal.invoice_id = invoice.id
     ledger.post_sale(seller, amount, deal.reserved_value)
     _emit_delivery(world, deal, seller, buyer, qty)
-    world.emit(
-        "invoice",
-        invoice_id=invoice.id,
-        issuer=seller.id,
-        payer=buyer.id,
-        amount=dollars(amount),
-        due_day=invoice.due_day,
+    world.log(
+        events.Invoice(
+            invoice_id=invoice.id,
+            issuer=seller.id,
+            payer=buyer.id,
+            amount=dollars(amount),
+            due_day=invoice.due_day,
+        )
     )
     buyer.stock[deal.item].spoil_carry += deal.spoil_carry
     buyer.stock[deal.item].traded = True
@@ -172,14 +177,15 @@ def deliver(world: World, deal: Deal, seller: Firm, buyer: Firm) -> None:
 
 
 def _emit_delivery(world: World, deal: Deal, seller: Firm, buyer: Firm, qty: int) -> None:
-    world.emit(
-        "delivery",
-        deal_id=deal.id,
-        seller=seller.id,
-        buyer=buyer.id,
-        item=deal.item,
-        qty=qty,
-        price=dollars(deal.price),
+    world.log(
+        events.Delivery(
+            deal_id=deal.id,
+            seller=seller.id,
+            buyer=buyer.id,
+            item=deal.item,
+            qty=qty,
+            price=dollars(deal.price),
+        )
     )
 
 
@@ -195,14 +201,15 @@ def cancel(world: World, deal: Deal, reason: str) -> None:
         world.add_stock(
             seller, deal.item, deal.shipped_qty, deal.reserved_value, why="cancelled deal"
         )
-    world.emit(
-        "deal_cancelled",
-        deal_id=deal.id,
-        seller=deal.seller,
-        buyer=deal.buyer,
-        item=deal.item,
-        qty=deal.shipped_qty,
-        reason=reason,
+    world.log(
+        events.DealCancelled(
+            deal_id=deal.id,
+            seller=deal.seller,
+            buyer=deal.buyer,
+            item=deal.item,
+            qty=deal.shipped_qty,
+            reason=reason,
+        )
     )
     for party in (deal.seller, deal.buyer):
         world.firm(party).notices.append(f"deal {deal.id} was cancelled: {reason}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from econbench.coffee import events
 from econbench.coffee.state import Cents, Deal, Stock, dollars
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def spoil_on_hand(world: World) -> None:
             value = world.remove_stock(firm, item, lost)
             firm.books.spoilage += value
             firm.spoiled_kg[item] = firm.spoiled_kg.get(item, 0) + lost
-            world.emit("spoilage", firm=firm.id, item=item, qty=lost, value=dollars(value))
+            world.log(events.Spoilage(firm=firm.id, item=item, qty=lost, value=dollars(value)))
 
 
 def spoil_in_transit(world: World) -> None:
@@ -64,13 +65,10 @@ def spoil_in_transit(world: World) -> None:
         deal.spoiled_qty += lost
         seller.books.spoilage += value
         seller.spoiled_kg[deal.item] = seller.spoiled_kg.get(deal.item, 0) + lost
-        world.emit(
-            "spoilage",
-            firm=seller.id,
-            item=deal.item,
-            qty=lost,
-            value=dollars(value),
-            deal_id=deal.id,
+        world.log(
+            events.Spoilage(
+                firm=seller.id, item=deal.item, qty=lost, value=dollars(value), deal_id=deal.id
+            )
         )
 
 

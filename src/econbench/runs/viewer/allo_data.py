@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench.runs import layout
+from econbench.runs.viewer.search import MAX_HITS, first_match, search_lines
 from econbench.runs.viewer.tail import JsonlTail, Line, read_span
 
 SUMMARY_KEYS = (
@@ -85,3 +86,22 @@ class AlloData:
         if not rows:
             return None
         return {"episode": number, **rows[0]}
+
+    def search(self, query: str) -> dict[str, Any]:
+        """The turns (prompts, replies, scripts) holding ``query``, at most ``MAX_HITS``."""
+        with self._lock:
+            self._refresh()
+            end = self._tail.offset
+        hits: list[dict[str, Any]] = []
+        for number, row, _, _ in search_lines(self._tail.path, end, query):
+            turns = row.get("turns") if isinstance(row.get("turns"), list) else []
+            for turn in turns:
+                found = first_match(turn, query) if isinstance(turn, dict) else None
+                if found is None:
+                    continue
+                if len(hits) == MAX_HITS:
+                    return {"query": query, "hits": hits, "truncated": True}
+                hits.append(
+                    {"episode": number, "t": turn.get("t"), "field": found[0], "excerpt": found[1]}
+                )
+        return {"query": query, "hits": hits, "truncated": False}

@@ -15,13 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from econbench.coffee import events as catalogue
 from econbench.coffee.config import FIRMS
 from econbench.runs import layout
+from econbench.runs.viewer.search import MAX_HITS, search_lines
 from econbench.runs.viewer.tail import JsonlTail, Line, is_line_start, read_from, read_span
 
-MODEL_TYPES = frozenset({"model_call", "model_retry", "compaction"})
-ACTION_TYPES = MODEL_TYPES | {"tool_call"}
-END_TYPES = frozenset({"run_end", "run_stopped"})
+MODEL_TYPES = frozenset(
+    {catalogue.ModelCall.TYPE, catalogue.ModelRetry.TYPE, catalogue.Compaction.TYPE}
+)
+ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCall.TYPE}
+CALL_TYPES = frozenset({catalogue.ModelCall.TYPE, catalogue.Compaction.TYPE})
+"""Events that each stand for one recorded model call (``record.sqlite``)."""
+END_TYPES = frozenset({catalogue.RunEnd.TYPE, catalogue.RunStopped.TYPE})
 PARTY_KEYS = ("firm", "seller", "buyer", "sender", "recipient", "issuer", "payer")
 MAX_EVENTS_BYTES = 1 << 20
 
@@ -33,7 +39,7 @@ def actors(event: dict[str, Any]) -> list[str]:
     if kind in ACTION_TYPES:
         firm = event.get("firm")
         return [firm] if isinstance(firm, str) else []
-    if kind == "message":
+    if kind == catalogue.Message.TYPE:
         return [p for p in (event.get("sender"), event.get("recipient")) if isinstance(p, str)]
     return []
 
@@ -58,7 +64,7 @@ class DayIndex:
         kind = str(line.row.get("type"))
         self.types[kind] += 1
         self.firms.update(actors(line.row))
-        if kind == "day_end" or kind in END_TYPES:
+        if kind == catalogue.DayEnd.TYPE or kind in END_TYPES:
             self.complete = True
 
     def summary(self) -> dict[str, Any]:
@@ -86,7 +92,7 @@ class Ledger:
         if handler is not None:
             handler(ev)
             self.version += 1
-        self._delivery = ev if kind == "delivery" else None
+        self._delivery = ev if kind == catalogue.Delivery.TYPE else None
 
     def _on_deal(self, ev: dict[str, Any]) -> None:
         qty, price = ev.get("qty") or 0, ev.get("price") or 0
@@ -254,6 +260,8 @@ class CoffeeData:
         self._model_firms: set[str] = set()
         self._usage: dict[str, Counter[str]] = {}
         self._end: dict[str, Any] | None = None
+        self._calls: Counter[str] = Counter()  # model requests per firm so far
+        self._call_of: dict[int, int] = {}  # event seq -> the firm's call index in the record
 
     def _refresh(self) -> None:
         reset, lines = self._events.poll()
@@ -280,7 +288,16 @@ class CoffeeData:
         self._count += 1
         self._ledger.apply(ev)
         kind = ev.get("type")
-        if kind == "model_call" and isinstance(ev.get("firm"), str):
+        if (
+            kind in CALL_TYPES
+            and isinstance(ev.get("firm"), str)
+            and isinstance(ev.get("seq"), int)
+        ):
+            # A reply and a compaction's summary are each one recorded call, made in the order
+            # their events are logged: the n-th of a firm is call n of its record.
+            self._call_of[ev["seq"]] = self._calls[ev["firm"]]
+            self._calls[ev["firm"]] += 1
+        if kind == catalogue.ModelCall.TYPE and isinstance(ev.get("firm"), str):
             firm = ev["firm"]
             self._model_firms.add(firm)
             usage = self._usage.setdefault(firm, Counter())
@@ -290,7 +307,7 @@ class CoffeeData:
                     usage[key] += value
             if isinstance(ev.get("cost_usd"), int | float):
                 usage["cost_usd"] += ev["cost_usd"]
-        elif kind in ("run_end", "run_stopped"):
+        elif kind in END_TYPES:
             self._end = {k: v for k, v in ev.items() if k != "seq"}
 
     def _firms(self) -> list[str]:
@@ -315,6 +332,7 @@ class CoffeeData:
                 "daily_rows": len(self._daily_rows),
                 "ledger_version": self._ledger.version,
                 "end": self._end,
+                "record": (self.run_dir / layout.RECORD).is_file(),
             }
 
     def day(self, day: int, firm: str | None = None) -> list[dict[str, Any]] | None:
@@ -339,10 +357,15 @@ class CoffeeData:
             return None
         with self._lock:
             active = [d for d, idx in sorted(self._days.items()) if idx.firms.get(firm)]
+            entries = [ev for ev in events if firm in actors(ev)]
+            for ev in entries:
+                call = self._call_of.get(ev.get("seq")) if ev.get("type") in CALL_TYPES else None
+                if call is not None:
+                    ev["record_call"] = call
         return {
             "firm": firm,
             "day": day,
-            "entries": [ev for ev in events if firm in actors(ev)],
+            "entries": entries,
             "prev_day": max((d for d in active if d < day), default=None),
             "next_day": min((d for d in active if d > day), default=None),
         }
@@ -359,6 +382,34 @@ class CoffeeData:
             self._refresh()
             rows = self._daily_rows[max(start, 0) :]
             return {"rows": rows, "next": max(start, 0) + len(rows)}
+
+    def search(self, query: str) -> dict[str, Any]:
+        """The transcript entries (a firm's calls, replies and messages) holding ``query``,
+        in log order, at most ``MAX_HITS``."""
+        with self._lock:
+            self._refresh()
+            end = self._events.offset
+        hits = []
+        truncated = False
+        for _, ev, where, text in search_lines(self._events.path, end, query):
+            who = actors(ev)
+            if not who:
+                continue
+            if len(hits) == MAX_HITS:
+                truncated = True
+                break
+            hits.append(
+                {
+                    "day": ev.get("day"),
+                    "time": ev.get("time"),
+                    "seq": ev.get("seq"),
+                    "type": ev.get("type"),
+                    "firms": who,
+                    "field": where,
+                    "excerpt": text,
+                }
+            )
+        return {"query": query, "hits": hits, "truncated": truncated}
 
     def events_from(self, offset: int, max_bytes: int = MAX_EVENTS_BYTES) -> dict[str, Any] | None:
         """Raw events from byte ``offset`` (a line start) on, complete lines only, about

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench.runs import layout
-from econbench.runs.viewer.allo_data import AlloData
-from econbench.runs.viewer.coffee_data import CoffeeData
+from econbench.runs.reading import reader_for
 
 
 class ViewerPathError(ValueError):
@@ -29,14 +28,56 @@ def run_id(rel: str) -> str:
 
 
 def check_root(path: Path) -> Path:
-    """``path`` if it is a run, a sweep (maybe still empty) or a folder holding runs."""
+    """``path`` if it is a directory: a run, a sweep or a folder of runs — maybe still empty,
+    as a ``./runs`` folder is before the first run starts (the listing is rescanned, so runs
+    show up as they are written)."""
     if not path.exists():
         raise ViewerPathError(f"{path} does not exist")
     if not path.is_dir():
         raise ViewerPathError(f"{path} is not a directory (give a run, sweep or runs folder)")
-    if layout.is_sweep_dir(path) or next(layout.iter_run_dirs(path), None) is not None:
-        return path
-    raise ViewerPathError(f"{path} holds no CoffeeBench run or AlloBench cell")
+    return path
+
+
+def sweep_of(root: Path) -> dict[str, Any] | None:
+    """What the page shows of the sweep at ``root`` (its name and planned entries), if any."""
+    if not layout.is_sweep_dir(root):
+        return None
+    doc = layout.read_json(root / layout.SWEEP)
+    if not isinstance(doc, dict):
+        return {"name": root.name, "entries": None}
+    entries = doc.get("entries")
+    return {
+        "name": doc.get("name") or root.name,
+        "benchmark": doc.get("benchmark"),
+        "description": doc.get("description"),
+        "entries": len(entries) if isinstance(entries, list) else None,
+    }
+
+
+def headline(benchmark: str, config: dict[str, Any], summary: dict[str, Any] | None) -> dict:
+    """The figures the runs table sorts by: net income and policy per firm (CoffeeBench), or
+    score and first-sight rate (AlloBench); empty until the run has a summary."""
+    if benchmark == "coffee":
+        firms = (summary or {}).get("firms")
+        firms = firms if isinstance(firms, dict) else {}
+        agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+        policies = {f: v.get("policy") for f, v in firms.items() if isinstance(v, dict)}
+        if not policies:
+            policies = {f: p for f, p in agents.items() if f != "default"}
+        return {
+            "net_income": {f: v.get("net_income") for f, v in firms.items() if isinstance(v, dict)},
+            "policies": policies,
+            "default_policy": agents.get("default", "scripted"),
+        }
+    s = summary or {}
+    return {
+        "score": s.get("score"),
+        "first_sight_rate": s.get("first_sight_rate"),
+        "episodes": s.get("episodes"),
+        "cost_usd": s.get("cost_usd"),
+        "policy": config.get("actor") or config.get("policy"),
+        "framing": config.get("framing"),
+    }
 
 
 @dataclass
@@ -47,7 +88,8 @@ class RunEntry:
     rel: str
     ref: layout.RunRef
     config: dict[str, Any]
-    data: CoffeeData | AlloData
+    data: Any
+    """The benchmark's incremental reader (its reader's ``viewer_data``)."""
 
     def item(self) -> dict[str, Any]:
         """The run as a row of the run list."""
@@ -58,6 +100,8 @@ class RunEntry:
             "benchmark": self.ref.benchmark,
             "status": self.ref.status,
             "brief": brief(self.ref.benchmark, self.config, self.ref.meta),
+            "seed": self.ref.meta.get("seed", self.config.get("seed")),
+            "headline": headline(self.ref.benchmark, self.config, self.ref.summary),
         }
 
     def overview(self) -> dict[str, Any]:
@@ -78,17 +122,8 @@ class RunEntry:
 
 
 def brief(benchmark: str, config: dict[str, Any], meta: dict[str, Any]) -> str:
-    """A few words telling runs apart in the list: seed and policies, or framing and actor."""
-    if benchmark == "allo":
-        parts = [config.get("framing"), config.get("policy")]
-        if config.get("cost"):
-            parts.append(f"k={config['cost']:g}")
-        return " · ".join(str(p) for p in parts if p)
-    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
-    seed = config.get("seed", meta.get("seed"))
-    focal = agents.get("roaster_A") or agents.get("default")
-    parts = [f"seed {seed}" if seed is not None else None, f"roaster_A={focal}" if focal else None]
-    return " · ".join(p for p in parts if p)
+    """A few words telling runs apart in the list (seed and policies, or framing and actor)."""
+    return reader_for(benchmark).brief(config, meta)
 
 
 def _stamp(run_dir: Path) -> tuple[tuple[int, int] | None, ...]:
@@ -149,7 +184,7 @@ class Catalog:
             return None
         if entry is None or entry.ref.benchmark != ref.benchmark:
             config = layout.read_json(run_dir / layout.CONFIG)
-            data = CoffeeData(run_dir) if ref.benchmark == "coffee" else AlloData(run_dir)
+            data = reader_for(ref.benchmark).viewer_data(run_dir)
             entry = RunEntry(key, rel, ref, config if isinstance(config, dict) else {}, data)
         else:
             entry.ref = ref

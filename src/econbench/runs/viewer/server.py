@@ -18,6 +18,11 @@ API (all ``GET``, all JSON):
   line boundary, complete lines only; a page holds at most ``MAX_EVENTS_BYTES``).
 - AlloBench: ``/api/run/<id>/episodes?from=N`` (episode figures),
   ``/api/run/<id>/episode/<n>`` (one episode with its turns).
+- Either, from ``record.sqlite`` (read-only): ``/api/run/<id>/calls`` (agents and their call
+  counts), ``/api/run/<id>/call?agent=A&n=N[&from=I]`` (call ``N`` of agent ``A``: every
+  message of the request in order, paged by ``MAX_CALL_BYTES``, the reply, usage, cache hit).
+- Either: ``/api/run/<id>/search?q=TEXT`` (transcript entries or AlloBench turns whose text
+  holds ``TEXT``, case-insensitive, at most ``search.MAX_HITS``).
 
 Numbers in queries are plain ASCII digits up to ``MAX_QUERY_INT``; anything else is a 400 (a
 404 in a path) with a message, never a 500.
@@ -25,6 +30,7 @@ Numbers in queries are plain ASCII digits up to ``MAX_QUERY_INT``; anything else
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import threading
@@ -32,13 +38,16 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from econbench.jsonio import json_line
-from econbench.runs.viewer.allo_data import AlloData
-from econbench.runs.viewer.coffee_data import MAX_EVENTS_BYTES, CoffeeData
-from econbench.runs.viewer.data import Catalog, RunEntry
+from econbench.runs.viewer.data import Catalog, RunEntry, sweep_of
+from econbench.runs.viewer.record_data import RecordData, RecordUnavailable
+
+if TYPE_CHECKING:
+    from econbench.runs.viewer.allo_data import AlloData
+    from econbench.runs.viewer.coffee_data import CoffeeData
 
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -139,15 +148,27 @@ def _found(value: Any, what: str) -> Any:
 
 
 def _coffee(entry: RunEntry) -> CoffeeData:
+    from econbench.runs.viewer.coffee_data import CoffeeData  # read when a run is, not before
+
     if not isinstance(entry.data, CoffeeData):
         raise ApiError(HTTPStatus.NOT_FOUND, "not a CoffeeBench run")
     return entry.data
 
 
 def _allo(entry: RunEntry) -> AlloData:
+    from econbench.runs.viewer.allo_data import AlloData
+
     if not isinstance(entry.data, AlloData):
         raise ApiError(HTTPStatus.NOT_FOUND, "not an AlloBench cell")
     return entry.data
+
+
+def _record(read: Callable[[RecordData], Any], entry: RunEntry) -> Any:
+    """``read`` applied to the run's record; a 404 saying why when there is none."""
+    try:
+        return read(RecordData(entry.ref.path))
+    except RecordUnavailable as exc:
+        raise ApiError(HTTPStatus.NOT_FOUND, str(exc)) from None
 
 
 def _with_status(entry: RunEntry, body: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +186,7 @@ class Api:
         if parts == ["runs"]:
             return {
                 "root": str(self.catalog.root),
+                "sweep": sweep_of(self.catalog.root),
                 "runs": [e.item() for e in self.catalog.scan()],
             }
         if len(parts) < 2 or parts[0] != "run":
@@ -192,7 +214,29 @@ class Api:
             ("episode", 2): lambda e, r, q: _found(
                 _allo(e).episode(_path_int(r[1], "episode")), "episode"
             ),
+            ("calls", 1): lambda e, r, q: _record(lambda d: d.agents(), e),
+            ("search", 1): self._search,
+            ("call", 1): self._call,
         }
+
+    def _search(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
+        from econbench.runs.viewer.search import MAX_QUERY_CHARS
+
+        text = (query.get("q") or [""])[0]
+        if not text.strip():
+            raise ApiError(HTTPStatus.BAD_REQUEST, "missing query parameter 'q'")
+        if len(text) > MAX_QUERY_CHARS:
+            raise ApiError(
+                HTTPStatus.BAD_REQUEST, f"q must be at most {MAX_QUERY_CHARS} characters"
+            )
+        return entry.data.search(text)
+
+    def _call(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
+        agent = (query.get("agent") or [""])[0]
+        if not agent:
+            raise ApiError(HTTPStatus.BAD_REQUEST, "missing query parameter 'agent'")
+        n, start = _int(query, "n"), _int(query, "from", 0)
+        return _found(_record(lambda d: d.call(agent, n, start), entry), "call")
 
     def _day(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
         day = _path_int(rest[1], "day")
@@ -207,6 +251,8 @@ class Api:
         return _found(_coffee(entry).transcript(firm, _int(query, "day")), "day")
 
     def _events(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
+        from econbench.runs.viewer.coffee_data import MAX_EVENTS_BYTES
+
         data = _coffee(entry)
         offset = _int(query, "from", 0)
         # A page is at most MAX_EVENTS_BYTES whatever is asked: ask again from "next".
@@ -259,7 +305,9 @@ class ViewerHandler(BaseHTTPRequestHandler):
         for key, value in SECURITY_HEADERS.items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        # The page may go elsewhere before the answer is sent: not an error worth a traceback.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         return None  # the page polls every two seconds: no line per request

@@ -64,8 +64,8 @@ class NegotiatingFirm(ScriptedPolicy):
         self.init_levels()
         self._memory_at_start = _copy(self.memory)
 
-    def start(self, actor_id: str, role: str, tools: list[ToolSpec]) -> None:
-        super().start(actor_id, role, tools)
+    def start(self, actor_id: str, role: str, tools: list[ToolSpec], **briefing: Any) -> None:
+        super().start(actor_id, role, tools, **briefing)
         if actor_id != self.firm_key:
             self.firm_key = actor_id
             self._setup(actor_id)

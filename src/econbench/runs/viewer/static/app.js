@@ -5,8 +5,10 @@
 
 (() => {
   const params = new URLSearchParams(location.search);
+  // A static bundle (econbench view --bundle): answers are files, nothing changes, no search.
+  const BUNDLE = document.documentElement.dataset.bundle === "1";
   const POLL_MS = Math.max(100, Number(params.get("poll")) || 2000);
-  const RUNS_POLL_MS = Math.max(POLL_MS, 5000);
+  const RUNS_POLL_MS = Math.max(100, Number(params.get("runs_poll")) || Math.max(POLL_MS, 5000));
   const FIRM_COLORS = {
     farmer_A: "#1b9e77",
     farmer_B: "#66a61e",
@@ -142,8 +144,16 @@
     return box;
   }
 
+  // The file of an API answer in a bundle (bundle.py's bundle_name, computed the same way).
+  function bundlePath(path) {
+    const url = new URL(path, location.origin);
+    const query = [...url.searchParams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const parts = url.pathname.replace(/^\/api\//, "").split("/").concat(query.map(([k, v]) => `${k}-${v}`));
+    return "data/" + parts.map(encodeURIComponent).join("/") + ".json";
+  }
+
   async function api(path) {
-    const response = await fetch(path, { cache: "no-store" });
+    const response = await fetch(BUNDLE ? bundlePath(path) : path, { cache: BUNDLE ? "default" : "no-store" });
     let body = null;
     try {
       body = await response.json();
@@ -168,7 +178,65 @@
     timer: null,
     coffee: null,
     allo: null,
+    view: "run", // or "table": the runs table
+    routed: false,
+    sweep: null,
+    table: { sort: null, desc: false, text: "", policy: "", status: "" },
   };
+
+  // ------------------------------------------------------------------ deep links
+  // The hash names what is shown: #run=ID[&tab=T&day=N&firm=F | &episode=N], or #view=table.
+  // Choosing a run or the table adds a history entry (back and forward switch runs); moving
+  // within a run only rewrites the current entry, so a link always opens where one was.
+  function hashParams() {
+    return new URLSearchParams(location.hash.slice(1));
+  }
+
+  function go(params) {
+    const text = "#" + new URLSearchParams(params).toString();
+    if (location.hash === text) route();
+    else location.hash = text; // fires hashchange, which routes
+  }
+
+  function writeHash() {
+    // Refine the current entry only while it names what is shown: after back or forward the
+    // entry already names the next view, whose hashchange has not been handled yet.
+    const current = hashParams();
+    const shown = state.view === "table" ? "table" : state.runId;
+    const named = current.get("view") === "table" ? "table" : current.get("run");
+    if (named && named !== shown) return;
+    const p = new URLSearchParams();
+    if (state.view === "table") p.set("view", "table");
+    else if (state.runId) {
+      p.set("run", state.runId);
+      const c = state.coffee;
+      if (state.run && state.run.benchmark === "coffee" && c && c.index) {
+        p.set("tab", c.tab);
+        if (c.day !== null && c.day !== undefined) p.set("day", c.day);
+        if (c.tab === "transcript" && c.transcriptFirm) p.set("firm", c.transcriptFirm);
+      }
+      const a = state.allo;
+      if (state.run && state.run.benchmark === "allo" && a && a.selected !== null) p.set("episode", a.selected);
+    }
+    const text = "#" + p.toString();
+    if (location.hash !== text) history.replaceState(null, "", text);
+  }
+
+  function route() {
+    const p = hashParams();
+    if (p.get("view") === "table") {
+      showTable();
+      return;
+    }
+    const wanted = p.get("run");
+    const run = state.runs.find((r) => r.id === wanted);
+    if (run) {
+      if (run.id !== state.runId || state.view !== "run") selectRun(run.id, p);
+    } else if (!state.runId && state.runs.length) {
+      history.replaceState(null, "", `#run=${encodeURIComponent(state.runs[0].id)}`); // unknown id
+      selectRun(state.runs[0].id, new URLSearchParams());
+    }
+  }
 
   function freshCoffee(tab) {
     return {
@@ -206,14 +274,15 @@
       state.run.status = "running"; // the run was started again: follow it
       schedule(state.token);
     }
+    state.sweep = body.sweep;
     $("root").textContent = body.root;
     $("run-count").textContent = `(${body.runs.length})`;
     renderRunList();
-    if (!state.runId && state.runs.length) {
-      const wanted = new URLSearchParams(location.hash.slice(1)).get("run");
-      const first = state.runs.find((r) => r.id === wanted) || state.runs[0];
-      selectRun(first.id);
-    } else if (!state.runs.length) {
+    if (state.view === "table") renderRunsTable();
+    if (!state.routed && (state.runs.length || hashParams().get("view") === "table")) {
+      state.routed = true;
+      route();
+    } else if (!state.runs.length && state.view === "run") {
       $("placeholder").textContent = "No runs yet: waiting for the first one to appear.";
     }
   }
@@ -222,6 +291,12 @@
   function shownPath(run) {
     const name = run.rel.split("/").pop();
     return run.rel === "." || name.startsWith(run.label) ? "" : ` · ${run.rel}`;
+  }
+
+  // The seed, unless the brief already names it (runs of a sweep differ by it alone).
+  function seedText(run) {
+    if (run.seed === null || run.seed === undefined || /\bseed\b/.test(run.brief || "")) return "";
+    return ` · seed ${run.seed}`;
   }
 
   function renderRunList() {
@@ -233,7 +308,7 @@
           class: run.id === state.runId ? "selected" : "",
           data: { id: run.id },
           title: run.rel,
-          on: { click: () => selectRun(run.id) },
+          on: { click: () => go({ run: run.id }) },
         },
         el("div", {}, el("span", { class: "run-label", text: run.label }), badge(run.status)),
         el(
@@ -241,6 +316,7 @@
           { class: "run-brief" },
           el("span", { class: "bench", text: run.benchmark }),
           ` ${run.brief || ""}`,
+          seedText(run),
           shownPath(run),
         ),
       );
@@ -268,6 +344,7 @@
 
   function schedule(token) {
     stopPolling();
+    if (BUNDLE) return;
     if (state.run && state.run.status === "running") {
       state.timer = setTimeout(() => poll(token), POLL_MS);
     }
@@ -300,11 +377,14 @@
     }
   }
 
-  async function selectRun(id) {
+  async function selectRun(id, want) {
     stopPolling();
     const token = ++state.token;
     state.runId = id;
-    history.replaceState(null, "", `#run=${encodeURIComponent(id)}`);
+    state.view = "run";
+    $("runs-table").hidden = true;
+    $("show-table").classList.remove("active");
+    writeHash();
     renderRunList();
     let run;
     try {
@@ -322,8 +402,9 @@
     $("coffee").hidden = run.benchmark !== "coffee";
     $("allo").hidden = run.benchmark !== "allo";
     renderHead();
-    if (run.benchmark === "coffee") await openCoffee(token);
-    else await openAllo(token);
+    if (run.benchmark === "coffee") await openCoffee(token, want);
+    else await openAllo(token, want);
+    if (token === state.token) writeHash();
     schedule(token);
   }
 
@@ -430,17 +511,32 @@
     head.append(el("div", { class: "table-wrap" }, table));
   }
 
-  async function openCoffee(token) {
-    const c = (state.coffee = freshCoffee(state.coffee && state.coffee.tab));
+  const TABS = ["timeline", "transcript", "ledger", "charts"];
+
+  async function openCoffee(token, want) {
+    want = want || new URLSearchParams();
+    const tab = TABS.includes(want.get("tab")) ? want.get("tab") : state.coffee && state.coffee.tab;
+    const c = (state.coffee = freshCoffee(tab));
     clear($("day-list"));
     clear($("timeline"));
     clear($("transcript"));
     clear($("transcript-nav"));
+    clear($("coffee-hits"));
     const index = await api(`/api/run/${state.runId}/index`);
     if (token !== state.token) return;
     c.index = index;
-    c.day = index.last_day;
-    c.transcriptFirm = index.model_firms[0] || index.firms[0] || null;
+    // A live run follows its latest day; a finished one opens at its start, day 0.
+    const wantDay = want.has("day") ? Number(want.get("day")) : NaN;
+    const live = state.run.status === "running";
+    if (index.days.some((d) => d.day === wantDay)) {
+      c.day = wantDay;
+      c.follow = live && wantDay === index.last_day;
+    } else {
+      c.day = live || !index.days.length ? index.last_day : index.days[0].day;
+      c.follow = live;
+    }
+    const wantFirm = want.get("firm");
+    c.transcriptFirm = index.firms.includes(wantFirm) ? wantFirm : index.model_firms[0] || index.firms[0] || null;
     $("follow").checked = c.follow;
     renderFilters();
     renderDayList();
@@ -463,7 +559,10 @@
     setStatus(index.status);
     updateProgress(index.progress);
     const grewDays = index.last_day !== before.last_day;
-    if (grewDays && c.follow) c.day = index.last_day;
+    if (grewDays && c.follow) {
+      c.day = index.last_day;
+      writeHash();
+    }
     renderDayList();
     const count = (idx) => (idx.days.find((d) => d.day === c.day) || { count: 0 }).count;
     const jobs = [];
@@ -520,6 +619,7 @@
     $("follow").checked = c.follow;
     for (const chip of $("day-list").children) chip.classList.toggle("selected", Number(chip.dataset.day) === day);
     renderDayLabel();
+    writeHash();
     loadDay(state.token);
     if (c.tab === "charts") renderCharts();
   }
@@ -540,6 +640,7 @@
     }
     for (const name of ["timeline", "transcript", "ledger", "charts"]) $(`tab-${name}`).hidden = name !== tab;
     $("day-bar").hidden = tab === "ledger";
+    writeHash();
     if (tab === "transcript") loadTranscript(state.token);
     if (tab === "charts") renderCharts();
     if (tab === "ledger") renderLedger();
@@ -584,6 +685,7 @@
       chip.addEventListener("click", () => {
         c.transcriptFirm = firm;
         for (const other of tfirms.children) other.classList.toggle("active", other.dataset.firm === firm);
+        writeHash();
         loadTranscript(state.token);
       });
       tfirms.append(chip);
@@ -738,8 +840,112 @@
     return button;
   }
 
-  function callLine(call) {
-    return el("div", { class: "call", text: `→ ${call.name}(${json(call.arguments || {})})` });
+  // Long text arguments (R3's write_script code, a message body) shown as blocks, not JSON.
+  const CODE_KEYS = ["code", "script", "source"];
+
+  function callLine(call, suffix) {
+    const args = call.arguments && typeof call.arguments === "object" ? call.arguments : {};
+    const blocks = Object.entries(args).filter(([k, v]) => typeof v === "string" && (CODE_KEYS.includes(k) || v.includes("\n")));
+    const inline = Object.fromEntries(Object.entries(args).filter(([k]) => !blocks.some(([b]) => b === k)));
+    const line = el("div", { class: "call", text: `→ ${call.name}(${json(inline)})${suffix || ""}` });
+    if (!blocks.length) return line;
+    const box = el("div", { class: "call-box" }, line);
+    for (const [key, value] of blocks) {
+      const isCode = CODE_KEYS.includes(key);
+      box.append(el("div", { class: "muted arg-name", text: `${key}:` }), codeBlock(value, isCode));
+    }
+    return box;
+  }
+
+  function codeBlock(text, isCode) {
+    const pre = el("pre", { class: isCode ? "code" : "" });
+    pre.append(isCode ? el("code", { text }) : String(text));
+    return pre;
+  }
+
+  function usageText(u, cacheHit) {
+    const parts = [`${u.input_tokens ?? 0} in`];
+    if (u.cached_input_tokens) parts.push(`${u.cached_input_tokens} cached`);
+    if (u.cache_write_tokens) parts.push(`${u.cache_write_tokens} cache-written`);
+    parts.push(`${u.output_tokens ?? 0} out`);
+    if (u.reasoning_tokens) parts.push(`${u.reasoning_tokens} reasoning`);
+    return `${parts.join(" / ")} tokens${cacheHit ? " · response cache hit" : ""}`;
+  }
+
+  // -- what the model saw: one recorded request, message by message (record.sqlite)
+  function promptBox(agent, n) {
+    const label = `what the model saw (request ${n + 1})`;
+    const box = el("details", { class: "prompt", data: { call: n } }, el("summary", { text: label }));
+    let loaded = false;
+    box.addEventListener("toggle", () => {
+      if (box.open && !loaded) {
+        loaded = true;
+        loadCall(box, agent, n, 0);
+      }
+    });
+    return box;
+  }
+
+  async function loadCall(box, agent, n, from) {
+    const token = state.token;
+    let body;
+    try {
+      body = await api(`/api/run/${state.runId}/call?agent=${encodeURIComponent(agent)}&n=${n}&from=${from}`);
+    } catch (err) {
+      box.append(el("p", { class: "error-box", text: `Cannot read the request: ${err.message}` }));
+      return;
+    }
+    if (token !== state.token) return;
+    const newCount = body.total_messages - body.new_from;
+    if (from === 0) {
+      const out = body.output || {};
+      box.querySelector("summary").textContent =
+        `what the model saw: ${body.total_messages} messages, ${newCount} new since the previous request`;
+      box.append(
+        el(
+          "div",
+          { class: "call-facts muted" },
+          `${body.model} · request ${n + 1} of ${body.calls} · ${usageText(out.usage || {}, out.cache_hit)}`,
+          typeof out.cost_usd === "number" ? ` · $${out.cost_usd.toFixed(4)}` : "",
+          body.failures.length ? ` · ${body.failures.length} failed attempt(s) before it` : "",
+        ),
+      );
+      for (const f of body.failures) {
+        box.append(el("div", { class: "result-error", text: `attempt ${f.seq + 1}: ${f.error_type}: ${f.message}` }));
+      }
+      if (body.tools.length) box.append(details(`tools offered (${body.tools.length})`, body.tools.join(", "), false));
+      if (body.new_from > 0) {
+        const where = body.bundle_delta ? " (a bundle keeps each message once: see the earlier requests)" : "";
+        const seen = el("details", { class: "seen" }, el("summary", { text: `${body.new_from} messages seen in the previous request${where}` }));
+        box.append(seen);
+      }
+    }
+    box.querySelector("button.more")?.remove();
+    const seen = box.querySelector("details.seen");
+    for (const m of body.messages) (m.i < body.new_from && seen ? seen : box).append(messageCard(m));
+    if (body.next !== null && body.next !== undefined) {
+      const more = el("button", { type: "button", class: "more", text: `more messages (from ${body.next + 1} of ${body.total_messages})` });
+      more.addEventListener("click", () => loadCall(box, agent, n, body.next));
+      box.append(more);
+    }
+  }
+
+  function messageCard(m) {
+    const role = String(m.role || "?");
+    const card = el("div", { class: `msg role-${role.replace(/[^a-z]/g, "")}`, data: { i: m.i, role } });
+    const who = m.name ? ` · ${m.name}` : "";
+    const reply = m.tool_call_id ? ` · result of ${m.tool_call_id}` : "";
+    card.append(el("div", { class: "msg-head" }, el("b", { text: role }), ` #${m.i + 1}${who}${reply} · ${m.chars ?? 0} chars`));
+    if (m.missing) card.append(el("div", { class: "result-error", text: "this message is missing from the record" }));
+    if (m.reasoning) card.append(details("reasoning", m.reasoning, false));
+    if (m.content) card.append(el("pre", { class: "msg-text", text: m.content }));
+    for (const call of m.tool_calls || []) card.append(callLine(call));
+    if (m.truncated) card.append(el("div", { class: "muted", text: "(cut: the message is longer than the viewer shows)" }));
+    return card;
+  }
+
+  function hasRecord() {
+    return !!(state.coffee && state.coffee.index && state.coffee.index.record);
   }
 
   function transcriptEntry(ev, firm) {
@@ -750,7 +956,7 @@
       const u = ev.usage || {};
       const cost = typeof ev.cost_usd === "number" ? ` · $${ev.cost_usd.toFixed(4)}` : "";
       const stop = ev.stop_reason ? ` · ${ev.stop_reason}` : "";
-      head.append(` · ${ev.model || ""} · ${tokens(u)}${cost}${stop}`);
+      head.append(` · ${ev.model || ""} · ${usageText(u, ev.cache_hit)}${cost}${stop}`);
       if (ev.reasoning) card.append(details("reasoning", ev.reasoning, true));
       if (ev.text) card.append(el("pre", { class: "model-text", text: ev.text }));
       for (const call of ev.tool_calls || []) card.append(callLine(call));
@@ -758,6 +964,14 @@
         const text = `${ev.ignored_calls} further call(s) ignored: one tool call per turn`;
         card.append(el("div", { class: "muted", text }));
       }
+      if (ev.record_call !== undefined && hasRecord()) card.append(promptBox(firm, ev.record_call));
+    } else if (ev.type === "compaction") {
+      const forced = ev.forced ? " after a context overflow" : "";
+      head.append(` · ${ev.model || ""} · ${usageText(ev.usage || {}, ev.cache_hit)}${forced}`);
+      const what = `${ev.summarised_messages} messages summarised: ${ev.messages_before} → ${ev.messages_after} messages`;
+      card.append(el("div", { class: "muted", text: what }));
+      card.append(details("summary that replaced the history", ev.summary || "", true));
+      if (ev.record_call !== undefined && hasRecord()) card.append(promptBox(firm, ev.record_call));
     } else if (ev.type === "tool_call") {
       const result = ev.result || {};
       const failed = result.status === "error";
@@ -965,12 +1179,15 @@
     if (config.system_prompt) head.append(details("system prompt", config.system_prompt, false));
   }
 
-  async function openAllo(token) {
+  async function openAllo(token, want) {
     const a = (state.allo = freshAllo());
+    const episode = want && want.has("episode") ? Number(want.get("episode")) : NaN;
+    a.wanted = Number.isInteger(episode) && episode >= 0 ? episode : 0;
     a.decisionsOnly = $("decisions-only").checked;
     clear($("episodes"));
     clear($("turns"));
     clear($("episode-head"));
+    clear($("allo-hits"));
     await pollAllo(token);
   }
 
@@ -990,7 +1207,9 @@
     }
     setStatus(body.status);
     updateProgress(body.progress);
-    if (a.selected === null && a.episodes.length) await openEpisode(token, 0);
+    if (a.selected === null && a.episodes.length) {
+      await openEpisode(token, a.wanted < a.episodes.length ? a.wanted : 0);
+    }
   }
 
   const EPISODE_COLUMNS = [
@@ -1023,6 +1242,7 @@
   async function openEpisode(token, number) {
     const a = state.allo;
     a.selected = number;
+    writeHash();
     for (const tr of $("episodes").querySelectorAll("tr[data-episode]")) {
       tr.classList.toggle("selected", Number(tr.dataset.episode) === number);
     }
@@ -1113,14 +1333,21 @@
     if (reply.text) box.append(el("pre", { class: "model-text", text: reply.text }));
     for (const call of reply.tool_calls || []) {
       const skipped = call.executed ? "" : " (not executed)";
-      box.append(el("div", { class: "call", text: `→ ${call.name}(${json(call.arguments || {})})${skipped}` }));
+      box.append(callLine(call, skipped));
       const failed = call.result && call.result.status === "error";
-      box.append(details(failed ? `error: ${call.result.error || ""}` : "result", json(call.result, 2), false));
+      box.append(details(failed ? `error: ${call.result.error || ""}` : "result", resultBody(call.result), false));
     }
     if (reply.events && reply.events.length) {
       box.append(details(`events (${reply.events.length})`, json(reply.events, 2), false));
     }
     return box;
+  }
+
+  // A result carrying a script (R3's read_script) shows it as code under the other fields.
+  function resultBody(result) {
+    if (!result || typeof result !== "object" || typeof result.code !== "string") return json(result, 2);
+    const { code, ...rest } = result;
+    return el("div", {}, el("pre", { text: json(rest, 2) }), codeBlock(code, true));
   }
 
   function sandboxTable(runs) {
@@ -1140,6 +1367,249 @@
       "",
     );
     return el("div", { class: "table-wrap" }, node);
+  }
+
+  // ------------------------------------------------------------------ runs table
+  // Every run with its headline figures, sortable and filterable; a sweep's summary above.
+  const COFFEE_FIRMS = ["farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B"];
+
+  function policyText(run) {
+    const h = run.headline || {};
+    if (run.benchmark === "allo") return String(h.policy ?? "–");
+    const models = [...new Set(Object.values(h.policies || {}).filter((p) => p && p !== "scripted"))];
+    return models.length ? models.join(", ") : String(h.default_policy || "scripted");
+  }
+
+  // The figure a sweep's summary averages: the model firms' net income, or the cell's score.
+  function mainFigure(run) {
+    const h = run.headline || {};
+    if (run.benchmark === "allo") return typeof h.score === "number" ? h.score : null;
+    const income = h.net_income || {};
+    const firms = Object.entries(h.policies || {}).filter(([, p]) => p && p !== "scripted").map(([f]) => f);
+    const values = (firms.length ? firms : Object.keys(income)).map((f) => income[f]).filter((v) => typeof v === "number");
+    return values.length ? values.reduce((x, y) => x + y, 0) / values.length : null;
+  }
+
+  function tableColumns(benchmark, runs) {
+    const common = [
+      ["label", (r) => r.label, (r) => r.label],
+      ["status", (r) => r.status, (r) => badge(r.status)],
+      ["seed", (r) => r.seed ?? null, (r) => r.seed ?? "–", "num"],
+      ["policy", (r) => policyText(r), (r) => policyText(r)],
+    ];
+    if (benchmark === "allo") {
+      const h = (r) => r.headline || {};
+      return common.concat([
+        ["framing", (r) => h(r).framing ?? null, (r) => h(r).framing ?? "–"],
+        ["episodes", (r) => h(r).episodes ?? null, (r) => h(r).episodes ?? "–", "num"],
+        ["score", (r) => h(r).score ?? null, (r) => num(h(r).score), "num"],
+        ["first-sight rate", (r) => h(r).first_sight_rate ?? null, (r) => num(h(r).first_sight_rate), "num"],
+        ["model cost", (r) => h(r).cost_usd ?? null, (r) => (h(r).cost_usd ? money(h(r).cost_usd) : "–"), "num"],
+      ]);
+    }
+    const seen = new Set(runs.flatMap((r) => Object.keys((r.headline || {}).net_income || {})));
+    const firms = COFFEE_FIRMS.filter((f) => seen.has(f) || !seen.size).concat([...seen].filter((f) => !COFFEE_FIRMS.includes(f)).sort());
+    const income = (r, f) => ((r.headline || {}).net_income || {})[f] ?? null;
+    return common.concat(
+      firms.map((f) => [f, (r) => income(r, f), (r) => money(income(r, f)), "num", f]),
+    );
+  }
+
+  function filteredRuns() {
+    const t = state.table;
+    const text = t.text.trim().toLowerCase();
+    return state.runs.filter(
+      (r) =>
+        (!t.policy || policyText(r) === t.policy) &&
+        (!t.status || r.status === t.status) &&
+        (!text || [r.label, r.rel, r.brief, String(r.seed ?? "")].some((v) => String(v || "").toLowerCase().includes(text))),
+    );
+  }
+
+  function fillSelect(node, values, current) {
+    const options = [...new Set(values)].sort().map((v) => el("option", { value: v, text: v }));
+    node.replaceChildren(el("option", { value: "", text: "any" }), ...options);
+    node.value = values.includes(current) ? current : "";
+  }
+
+  function showTable() {
+    stopPolling();
+    state.token++;
+    state.view = "table";
+    $("placeholder").hidden = true;
+    $("run").hidden = true;
+    $("runs-table").hidden = false;
+    $("show-table").classList.add("active");
+    writeHash();
+    renderRunList();
+    renderRunsTable();
+  }
+
+  function renderRunsTable() {
+    const t = state.table;
+    fillSelect($("rt-policy"), state.runs.map(policyText), t.policy);
+    fillSelect($("rt-status"), state.runs.map((r) => r.status), t.status);
+    t.policy = $("rt-policy").value;
+    t.status = $("rt-status").value;
+    renderSweepSummary();
+    const runs = filteredRuns();
+    $("rt-count").textContent = `${runs.length} of ${state.runs.length} runs`;
+    const box = clear($("rt-tables"));
+    for (const benchmark of ["coffee", "allo"]) {
+      const rows = runs.filter((r) => r.benchmark === benchmark);
+      if (!rows.length) continue;
+      const columns = tableColumns(benchmark, rows);
+      const sortBy = columns.find(([label]) => label === t.sort);
+      if (sortBy) {
+        const key = sortBy[1];
+        rows.sort((x, y) => {
+          const a = key(x);
+          const b = key(y);
+          if (a === null || b === null) return a === null ? (b === null ? 0 : 1) : -1; // blanks last
+          const order = typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b));
+          return t.desc ? -order : order;
+        });
+      }
+      const node = el("table", { class: "runs-table", data: { benchmark } });
+      node.append(
+        el(
+          "tr",
+          {},
+          columns.map(([label, , , cls, firm]) => {
+            const arrow = label === t.sort ? (t.desc ? " ▼" : " ▲") : "";
+            const th = el("th", { class: `sortable ${cls || ""}`, data: { col: label } }, firm ? swatch(firm) : null, label + arrow);
+            th.addEventListener("click", () => {
+              t.desc = t.sort === label ? !t.desc : false;
+              t.sort = label;
+              renderRunsTable();
+            });
+            return th;
+          }),
+        ),
+      );
+      for (const run of rows) {
+        const tr = el("tr", { class: "clickable", data: { id: run.id }, title: run.rel });
+        for (const [, , shown, cls] of columns) {
+          const v = shown(run);
+          tr.append(el("td", { class: cls || "" }, v instanceof Node ? v : String(v ?? "–")));
+        }
+        tr.addEventListener("click", () => go({ run: run.id }));
+        node.append(tr);
+      }
+      box.append(el("h3", { text: benchmark === "coffee" ? "CoffeeBench runs · net income per firm" : "AlloBench cells" }), el("div", { class: "table-wrap" }, node));
+    }
+    if (!box.children.length) box.append(el("p", { class: "muted", text: state.runs.length ? "No run matches the filter." : "No runs yet." }));
+  }
+
+  function renderSweepSummary() {
+    const box = clear($("sweep-summary"));
+    const sweep = state.sweep;
+    if (!sweep) return;
+    const counts = {};
+    for (const r of state.runs) counts[r.status] = (counts[r.status] || 0) + 1;
+    const planned = sweep.entries === null || sweep.entries === undefined ? "" : ` of ${sweep.entries} planned`;
+    box.append(
+      el("h3", { text: `Sweep ${sweep.name}` }),
+      sweep.description ? el("p", { class: "muted", text: sweep.description }) : null,
+      el(
+        "div",
+        { class: "facts" },
+        fact("runs", `${state.runs.length}${planned}`),
+        Object.entries(counts).map(([status, n]) => fact(status, n)),
+      ),
+    );
+    const groups = new Map();
+    for (const r of state.runs) {
+      const g = groups.get(r.label) || { label: r.label, benchmark: r.benchmark, runs: 0, done: 0, values: [] };
+      g.runs += 1;
+      if (r.status === "completed") g.done += 1;
+      const v = mainFigure(r);
+      if (v !== null) g.values.push(v);
+      groups.set(r.label, g);
+    }
+    const node = el("table", { id: "sweep-groups" });
+    const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+    table(
+      node,
+      [
+        ["configuration", (g) => g.label],
+        ["runs", (g) => g.runs, "num"],
+        ["completed", (g) => g.done, "num"],
+        ["mean", (g) => (g.benchmark === "allo" ? num(mean(g.values)) : money(mean(g.values))), "num"],
+        ["min", (g) => (g.values.length ? (g.benchmark === "allo" ? num(Math.min(...g.values)) : money(Math.min(...g.values))) : "–"), "num"],
+        ["max", (g) => (g.values.length ? (g.benchmark === "allo" ? num(Math.max(...g.values)) : money(Math.max(...g.values))) : "–"), "num"],
+      ],
+      [...groups.values()],
+      "No runs yet.",
+    );
+    box.append(
+      el("div", { class: "muted", text: "mean over seeds: the model firms' net income (CoffeeBench) or the score (AlloBench)" }),
+      el("div", { class: "table-wrap" }, node),
+    );
+  }
+
+  // ------------------------------------------------------------------ transcript search
+  async function runSearch(query, box, describeHit, pick) {
+    const token = state.token;
+    clear(box);
+    if (!query.trim()) return;
+    let body;
+    try {
+      body = await api(`/api/run/${state.runId}/search?q=${encodeURIComponent(query)}`);
+    } catch (err) {
+      box.append(el("p", { class: "error-box", text: err.message }));
+      return;
+    }
+    if (token !== state.token) return;
+    const more = body.truncated ? " (the first ones only)" : "";
+    box.append(el("div", { class: "muted", text: `${body.hits.length} match(es) for “${query}”${more}` }));
+    for (const hit of body.hits) {
+      const row = el("div", { class: "hit clickable" }, el("span", { class: "hit-where", text: describeHit(hit) }), el("span", { class: "hit-text", text: hit.excerpt }));
+      row.addEventListener("click", () => pick(hit));
+      box.append(row);
+    }
+  }
+
+  function flash(selector) {
+    const wait = (tries) => {
+      const node = document.querySelector(selector);
+      if (node) {
+        node.scrollIntoView({ block: "center" });
+        node.classList.add("flash");
+        setTimeout(() => node.classList.remove("flash"), 1500);
+      } else if (tries > 0) setTimeout(() => wait(tries - 1), 100);
+    };
+    wait(30);
+  }
+
+  function searchCoffee() {
+    runSearch(
+      $("coffee-q").value,
+      $("coffee-hits"),
+      (h) => `day ${h.day} ${h.time} · ${h.firms.join(" → ")} · ${h.type.replace("_", " ")} · ${h.field}`,
+      (h) => {
+        const c = state.coffee;
+        const firm = h.firms.includes(c.transcriptFirm) ? c.transcriptFirm : h.firms[0];
+        c.transcriptFirm = firm;
+        for (const chip of $("transcript-firms").children) chip.classList.toggle("active", chip.dataset.firm === firm);
+        if (c.day !== h.day) pickDay(h.day);
+        else loadTranscript(state.token);
+        writeHash();
+        flash(`#transcript .entry[data-seq="${h.seq}"]`);
+      },
+    );
+  }
+
+  function searchAllo() {
+    runSearch(
+      $("allo-q").value,
+      $("allo-hits"),
+      (h) => `episode ${h.episode + 1} · turn ${h.t + 1} · ${h.field}`,
+      async (h) => {
+        await openEpisode(state.token, h.episode);
+        flash(`#turns .turn[data-t="${h.t}"]`);
+      },
+    );
   }
 
   // ------------------------------------------------------------------ wiring
@@ -1168,8 +1638,33 @@
       if (e.key === "ArrowLeft") stepDay(-1);
       if (e.key === "ArrowRight") stepDay(1);
     });
+    $("show-table").addEventListener("click", () => go({ view: "table" }));
+    $("rt-text").addEventListener("input", () => {
+      state.table.text = $("rt-text").value;
+      renderRunsTable();
+    });
+    for (const [id, key] of [["rt-policy", "policy"], ["rt-status", "status"]]) {
+      $(id).addEventListener("change", () => {
+        state.table[key] = $(id).value;
+        renderRunsTable();
+      });
+    }
+    window.addEventListener("hashchange", route);
+    $("coffee-search").addEventListener("submit", (e) => {
+      e.preventDefault();
+      searchCoffee();
+    });
+    $("allo-search").addEventListener("submit", (e) => {
+      e.preventDefault();
+      searchAllo();
+    });
+    if (BUNDLE) {
+      $("coffee-search").hidden = true;
+      $("allo-search").hidden = true;
+      $("follow").parentElement.hidden = true;
+    }
     loadRuns();
-    setInterval(loadRuns, RUNS_POLL_MS);
+    if (!BUNDLE) setInterval(loadRuns, RUNS_POLL_MS);
   }
 
   wire();

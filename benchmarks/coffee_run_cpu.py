@@ -1,0 +1,155 @@
+"""CPU cost of ``econbench coffee run`` for the 90-day all-scripted economy, and where it goes.
+
+1. The whole command (``coffee run --agent default=scripted --quiet``), start-up included:
+   CPU (user + system) of each process from ``getrusage(RUSAGE_CHILDREN)``; the issue's
+   target is 0.6 s.
+2. A breakdown from a fresh interpreter per run, read with ``time.process_time``: importing
+   the command's modules, then one ``run_to_dir`` split into writing events (the event
+   sink's ``write``), checkpoints (the end-of-tick callback: flushing the logs, hashing
+   their new lines, serialising the state, replacing the file) of which the state's JSON,
+   and the simulation proper (the rest of the run: rules, tools, policies, observations,
+   the summary). The timing wrappers add a few milliseconds.
+
+Each figure is the median of ``--runs`` runs, printed with the load average: CPU time on a
+busy shared machine reads high.
+
+    .venv/bin/python benchmarks/coffee_run_cpu.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = 0.6
+"""The issue's target for the whole command, CPU seconds."""
+RUN_MODULES = ("econbench.runs.coffee.run", "econbench.coffee.run")
+"""Where ``run_to_dir`` lives (the first that imports): the run layer, or the older place;
+likewise the ``coffee`` sub-command and ``load_config``."""
+CLI_MODULES = ("econbench.runs.coffee.cli", "econbench.coffee.cli")
+CONFIG_MODULES = ("econbench.runs.coffee.config", "econbench.coffee.config")
+PARTS = ("imports", "simulation", "event writing", "checkpoints", "  of which state JSON")
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def command(out: Path) -> list[str]:
+    script = Path(sys.executable).with_name("econbench")  # the installed entry point
+    exe = [str(script)] if script.is_file() else [sys.executable, "-m", "econbench.cli"]
+    run = [*exe, "coffee", "run", "--agent", "default=scripted", "--days", "90", "--quiet"]
+    return [*run, "--overwrite", "--out", str(out)]
+
+
+def process_cpu(argv: list[str]) -> float:
+    """CPU seconds (user + system) of one whole process; it must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _timed(owner: Any, attr: str, totals: dict[str, float], part: str) -> None:
+    """Replace ``owner.attr`` with a wrapper adding its CPU time to ``totals[part]``."""
+    inner: Callable[..., Any] = getattr(owner, attr)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            totals[part] += time.process_time() - start
+
+    setattr(owner, attr, wrapper)
+
+
+def first_module(names: tuple[str, ...]) -> Any:
+    """The first of ``names`` that imports (the layout moved modules between versions)."""
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not name.startswith(exc.name):
+                raise  # the module is there but something it imports is not
+            continue
+    raise SystemExit(f"none of {', '.join(names)} imports")
+
+
+def child(out: Path) -> dict[str, float]:
+    """One breakdown, in this (fresh) interpreter."""
+    start = time.process_time()
+    importlib.import_module("econbench.cli")
+    run_module = first_module(RUN_MODULES)
+    first_module(CLI_MODULES)
+    load_config = first_module(CONFIG_MODULES).load_config
+    from econbench.coffee.events import JsonlSink
+    from econbench.coffee.sim import CoffeeRun
+
+    imports = time.process_time() - start
+    totals = dict.fromkeys(PARTS, 0.0)
+    _timed(JsonlSink, "write", totals, "event writing")
+    _timed(CoffeeRun, "_checkpoint", totals, "checkpoints")
+    _timed(CoffeeRun, "state_json", totals, "  of which state JSON")
+    config = load_config(None, {"seed": 0, "days": 90, "agents": {"default": "scripted"}})
+    start = time.process_time()
+    run_module.run_to_dir(config, out, overwrite=True)
+    whole = time.process_time() - start
+    totals["imports"] = imports
+    totals["simulation"] = whole - totals["event writing"] - totals["checkpoints"]
+    return totals
+
+
+def breakdown(out: Path) -> dict[str, float]:
+    argv = [sys.executable, __file__, "--child", str(out)]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the in-process run failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="Runs per figure (median).")
+    parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        print(json.dumps(child(args.child)))
+        return
+    with tempfile.TemporaryDirectory(prefix="econbench-coffee-cpu-") as tmp:
+        out = Path(tmp) / "run"
+        print(f"load average at start: {load_average()}")
+        process_cpu(command(out))  # warm the file cache and the bytecode
+        whole = [process_cpu(command(out)) for _ in range(args.runs)]
+        spread = f"[{min(whole):.3f}–{max(whole):.3f}]"
+        print(
+            f"whole command, 90 days, all scripted: {statistics.median(whole):.3f} s CPU "
+            f"{spread}  (target ≤ {TARGET_S:.2f} s; median of {args.runs})"
+        )
+        rows = [breakdown(out) for _ in range(args.runs)]
+        print(f"in-process breakdown, CPU s (median of {args.runs} fresh interpreters):")
+        for part in PARTS:
+            values = [row[part] for row in rows]
+            spread = f"[{min(values):.3f}–{max(values):.3f}]"
+            print(f"  {part:<22} {statistics.median(values):7.3f}  {spread}")
+        total = statistics.median(sum(row[p] for p in PARTS[:4]) for row in rows)
+        print(f"  {'total':<22} {total:7.3f}")
+        print(f"load average at end: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,369 @@
+"""An AlloBench cell in a run directory: play it, checkpoint it, continue it.
+
+:func:`run_cell` plays a configuration (``econbench.allo.runner.CellSpec``) over many seeds
+and writes ``episodes.jsonl`` (one record per episode), ``summary.json``, ``config.json`` and
+``meta.json``; the CLI's ``run`` and every cell of ``sweep`` go through it. Each finished
+episode is sealed by ``checkpoint.json``, so a killed cell continues after its last complete
+episode (:func:`continues_cell`, :func:`check_continuable`).
+
+A cell played by an actor factory of the caller's own (not the reference-policy or model
+factory its ``policy`` names) is recorded as ``policy = "custom:<qualified name>"``
+(:func:`recorded_spec`): reports keep it apart from the policy it replaced, and it resumes only
+from Python with the same factory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from econbench.agents.models.base import ModelError, ProviderWrap
+from econbench.allo.actors import ActorFactory, PolicyActorFactory
+from econbench.allo.framings import get_framing
+from econbench.allo.framings.base import Framing
+from econbench.allo.game import EpisodeResult
+from econbench.allo.runner import (
+    CellSpec,
+    Episode,
+    cell_config,
+    make_factory,
+    play_cell,
+    summary_of,
+    with_protocol,
+)
+from econbench.jsonio import json_line
+from econbench.runs.benchmark import StoppedError
+from econbench.runs.checkpoint import (
+    LogDigest,
+    RunFileError,
+    cut_log,
+    log_length,
+    read_checkpoint,
+    write_checkpoint,
+    write_progress,
+)
+from econbench.runs.diff import config_diff
+from econbench.runs.layout import CHECKPOINT, CONFIG, EPISODES, META, RECORD, SUMMARY, read_json
+from econbench.runs.lock import RunLock
+from econbench.runs.resume import custom_name, is_custom
+from econbench.runs.store import holds_unplayed_run, run_metadata, write_json
+
+
+class CellResumeError(RuntimeError):
+    """A cell cannot be resumed as asked (the message, one line, says why). ``changes``
+    lists the settings that differ when that is the reason."""
+
+    def __init__(self, message: str, changes: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.changes = changes
+
+
+class CellStopped(StoppedError):
+    """A model failed beyond retries; the finished episodes stay and the cell can resume."""
+
+
+def run_cell(
+    spec: CellSpec,
+    out_dir: str | Path,
+    *,
+    framing: Framing | None = None,
+    actor_factory: ActorFactory | None = None,
+    on_episode: Callable[[Episode], None] | None = None,
+    models: dict[str, Any] | None = None,
+    provider_wrap: ProviderWrap | None = None,
+    cache: Path | None = None,
+    label: str | None = None,
+    resume: bool = False,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Play ``spec`` and write ``episodes.jsonl``, ``summary.json``, ``config.json`` and
+    ``meta.json`` (plus ``record.sqlite`` when a model plays).
+
+    Each finished episode is one complete line of ``episodes.jsonl``, sealed after it by
+    ``checkpoint.json`` (the config, and the length and hash of the episodes so far). With
+    ``resume`` the cell continues after its last complete episode (a torn last line is
+    cut), provided the checkpoint verifies and the config is unchanged (``force``
+    overrides a changed config). A model failure beyond retries writes a ``stopped``
+    summary and raises ``CellStopped``. An ``actor_factory`` that is not the one
+    ``spec.policy`` names is recorded as custom (:func:`recorded_spec`).
+    """
+    spec.validate()
+    spec = recorded_spec(spec, actor_factory)
+    framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out):
+        wrap = provider_wrap
+        if wrap is None and actor_factory is None and "/" in spec.policy:
+            from econbench.agents.models.wraps import make_provider_wrap
+
+            wrap = make_provider_wrap(record=out / RECORD, cache=cache)
+        factory = actor_factory or make_factory(spec, models, wrap=wrap)
+        try:
+            return _run_cell_locked(
+                spec, out, framing, factory, on_episode, label, resume=resume, force=force
+            )
+        finally:
+            close = getattr(wrap, "close", None)
+            if callable(close):
+                close()
+
+
+def recorded_spec(spec: CellSpec, factory: ActorFactory | None) -> CellSpec:
+    """``spec`` as the cell records it: with ``policy = "custom:<qualified name>"`` when
+    ``factory`` is the caller's own, not the reference-policy or model factory of
+    ``spec.policy``; a custom ``spec.policy`` without a factory cannot be played."""
+    if factory is None:
+        if is_custom(spec.policy):
+            raise ValueError(
+                f"policy {spec.policy!r} names a custom actor, which only Python can supply: "
+                "pass the actor factory itself (econbench.api.run_allo(actor=...))"
+            )
+        return spec
+    if _builds(factory, spec.policy):
+        return spec
+    return replace(spec, policy=custom_name(factory))
+
+
+def _builds(factory: ActorFactory, policy: str) -> bool:
+    """Whether ``factory`` is the run layer's own factory for ``policy``."""
+    if getattr(factory, "name", None) != policy:
+        return False
+    if isinstance(factory, PolicyActorFactory):
+        return True
+    from econbench.allo.llm_actor import LLMActorFactory  # loaded only for a model's cell
+
+    return isinstance(factory, LLMActorFactory)
+
+
+def _run_cell_locked(
+    spec: CellSpec,
+    out: Path,
+    framing: Framing,
+    factory: ActorFactory,
+    on_episode: Callable[[Episode], None] | None,
+    label: str | None,
+    *,
+    resume: bool,
+    force: bool,
+) -> dict[str, Any]:
+    config = cell_config(spec, framing, factory)
+    episodes_path = out / EPISODES
+    done: list[Episode] = []
+    if resume:
+        done, digest = _resume_point(spec, out, config, force)
+        (out / SUMMARY).unlink(missing_ok=True)
+    else:
+        (out / CHECKPOINT).unlink(missing_ok=True)  # first: it describes the old episodes
+        episodes_path.write_bytes(b"")
+        (out / SUMMARY).unlink(missing_ok=True)
+        digest = LogDigest(episodes_path)
+    write_json(out / CONFIG, config)
+    write_json(out / META, run_metadata("allo", spec.seeds[0], label or spec.slug()))
+    cost = _cost_so_far(done)
+    paid = "/" in spec.policy
+
+    def checkpoint() -> None:
+        head = {
+            "benchmark": "allo",
+            "episodes": len(done),
+            "config": config,
+            "logs": {EPISODES: digest.advance()},
+        }
+        write_checkpoint(out, head, durable=paid)
+
+    def progress(status: str) -> None:
+        write_progress(
+            out,
+            benchmark="allo",
+            status=status,
+            done=len(done),
+            total=len(spec.seeds),
+            unit="episode",
+            cost_usd=cost,
+        )
+
+    checkpoint()
+    progress("running")
+    remaining = replace(spec, seeds=spec.seeds[len(done) :])
+    with episodes_path.open("a", encoding="utf-8") as fh:
+
+        def write(episode: Episode) -> None:
+            nonlocal cost
+            fh.write(json_line(episode.record, sort_keys=True) + "\n")
+            fh.flush()
+            done.append(episode)
+            checkpoint()
+            cost += _episode_cost(episode.record)
+            progress("running")
+            if on_episode is not None:
+                on_episode(episode)
+
+        error: ModelError | None = None
+        if remaining.seeds:
+            try:
+                play_cell(remaining, framing=framing, actor_factory=factory, on_episode=write)
+            except ModelError as exc:
+                error = exc
+    summary = summary_of(spec, framing, done) if done else {"episodes": 0}
+    summary["status"] = "completed" if error is None else "stopped"
+    if error is not None:
+        summary["stopped"] = {
+            "after_episodes": len(done),
+            "error_type": type(error).__name__,
+            "error": str(error),
+        }
+    write_json(out / SUMMARY, summary)
+    progress(summary["status"])
+    if error is not None:
+        raise CellStopped(
+            f"{spec.slug()}: the model failed beyond retries after {len(done)} of "
+            f"{len(spec.seeds)} episodes: {error}\nThe finished episodes are in "
+            f"{out / EPISODES}. Fix the cause (key, model name, provider outage), then "
+            f"continue with `econbench resume {out}`."
+        ) from error
+    return summary
+
+
+def continues_cell(out: Path, overwrite: bool = False) -> bool:
+    """Whether playing a cell into ``out`` continues the cell there (its finished episodes
+    kept as they are) rather than starting afresh: true when ``out`` holds a cell, unless
+    ``overwrite``. A directory holding anything else is refused unless ``overwrite``."""
+    out = Path(out)
+    if overwrite or not out.exists():
+        return False
+    if not out.is_dir():
+        raise CellResumeError(f"{out} exists and is not a directory")
+    if (out / CONFIG).exists() or (out / CHECKPOINT).exists():
+        return True
+    if holds_unplayed_run(out, (EPISODES,)):
+        return False  # killed before it wrote its config: nothing was played
+    raise CellResumeError(
+        f"{out} holds files that are not an AlloBench cell; choose another --out, or pass "
+        "--overwrite to replace them"
+    )
+
+
+def check_continuable(
+    spec: CellSpec, out: Path, framing: Framing, factory: ActorFactory, *, force: bool = False
+) -> None:
+    """Raise ``CellResumeError`` (one line) unless the cell in ``out`` can be continued as
+    ``spec``; reads only, so a command can check every cell before it starts any."""
+    spec = recorded_spec(spec, factory)
+    _resume_point(spec, Path(out), cell_config(spec, framing, factory), force, cut=False)
+
+
+def _resume_point(
+    spec: CellSpec, out: Path, config: dict[str, Any], force: bool, *, cut: bool = True
+) -> tuple[list[Episode], LogDigest]:
+    """The finished episodes of the cell in ``out`` and the digest of their lines, after
+    checking the checkpoint, that ``config.json`` is the one it sealed, and that the cell
+    is the same one (``force``: it may have other settings but must have the same seeds).
+    ``cut`` drops a torn last line (the episode in flight); without it nothing is written."""
+    saved = read_json(out / CONFIG)
+    if not isinstance(saved, dict):
+        raise CellResumeError(
+            f"{out / CONFIG} is missing or not valid JSON; the cell cannot be resumed"
+        )
+    path = out / EPISODES
+    try:
+        checkpoint = read_checkpoint(out, "allo")
+    except RunFileError as exc:
+        raise CellResumeError(str(exc)) from None
+    if checkpoint is None:
+        if log_length(path) > 0 and not force:
+            raise CellResumeError(
+                f"{out / CHECKPOINT} is missing but {path} holds episodes (a cell written by an "
+                "older econbench?); resume with --force to trust them as they are"
+            )
+        base, digest = saved, LogDigest(path)
+    else:
+        base = checkpoint.get("config")
+        if not isinstance(base, dict):
+            raise CellResumeError(f"{out / CHECKPOINT} records no config")
+        if saved != base and not force:
+            raise CellResumeError(
+                f"{out / CONFIG} differs from the config its checkpoint was written with "
+                f"({_changes(config_diff(base, saved))}): one of them was changed or "
+                "replaced after the cell started; restore it, or resume with --force to "
+                "continue with config.json"
+            )
+        try:
+            digest = LogDigest.verify(
+                path, (checkpoint.get("logs") or {}).get(EPISODES), str(out / CHECKPOINT)
+            )
+        except RunFileError as exc:
+            raise CellResumeError(str(exc)) from None
+    changes = config_diff(with_protocol(base, config), config)
+    if changes and not force:
+        raise CellResumeError(
+            f"the cell's config differs from the one it started with ({_changes(changes)}); "
+            "resume with the same settings and version, or pass --force",
+            changes=changes,
+        )
+    complete = log_length(path)
+    if cut:
+        cut_log(path, complete)  # drop a torn last line (the episode in flight)
+    records = _episode_records(path, complete)
+    sealed = _lines_in(path, digest.length)
+    if checkpoint is not None and checkpoint.get("episodes") != sealed:
+        raise CellResumeError(
+            f"{out / CHECKPOINT} records {checkpoint.get('episodes')!r} episodes but sealed "
+            f"{sealed} lines of {path.name}: it was edited or damaged"
+        )
+    if checkpoint is not None and len(records) > sealed + 1:
+        raise CellResumeError(
+            f"{path} holds {len(records) - sealed} episodes written after its checkpoint (at "
+            "most one can be): it was edited; the cell cannot be resumed safely"
+        )
+    seeds = [r["seed"] for _, r in records]
+    if seeds != list(spec.seeds[: len(seeds)]):
+        raise CellResumeError(
+            f"{path} holds episodes for seeds {seeds[:5]}… that are not the first seeds of "
+            "this cell; it cannot be resumed"
+        )
+    return [Episode(result=result, record=r) for result, r in records], digest
+
+
+def _changes(changes: list[str], limit: int = 8) -> str:
+    more = len(changes) - limit
+    return "; ".join(changes[:limit]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _lines_in(path: Path, length: int) -> int:
+    with path.open("rb") as fh:
+        return fh.read(length).count(b"\n")
+
+
+def _episode_records(path: Path, length: int) -> list[tuple[EpisodeResult, dict[str, Any]]]:
+    """The lines in the first ``length`` bytes of ``episodes.jsonl`` as (result, record); a
+    line that is not an episode record is a one-line ``CellResumeError`` naming it."""
+    out: list[tuple[EpisodeResult, dict[str, Any]]] = []
+    if length == 0:
+        return out
+    with path.open("rb") as fh:
+        data = fh.read(length)
+    for number, line in enumerate(data.split(b"\n")[:-1], 1):
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or not isinstance(record.get("seed"), int):
+                raise ValueError("no seed")
+            result = EpisodeResult.from_dict(record["result"])
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            raise CellResumeError(
+                f"{path} line {number} is not an episode record ({type(exc).__name__}); "
+                "the file is damaged"
+            ) from None
+        out.append((result, record))
+    return out
+
+
+def _episode_cost(record: dict[str, Any]) -> float:
+    return float(record.get("tokens", {}).get("cost_usd", 0.0) or 0.0)
+
+
+def _cost_so_far(episodes: Sequence[Episode]) -> float:
+    return sum(_episode_cost(e.record) for e in episodes)

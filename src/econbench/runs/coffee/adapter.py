@@ -1,0 +1,98 @@
+"""CoffeeBench's side of the benchmark seam (``econbench.runs.benchmark.Benchmark``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from econbench.agents.models.wraps import RunProviderWrap
+from econbench.coffee.config import FIRMS, ConfigError, format_validation, is_model
+from econbench.runs.benchmark import ProgressFn
+from econbench.runs.coffee.config import RunConfig, load_config, parse_agents
+from econbench.runs.coffee.experiment import CoffeeExperiment, check_coffee, coffee_entries
+from econbench.runs.coffee.run import RunStopped, resume_to_dir, run_to_dir
+from econbench.runs.experiment import Entry
+from econbench.runs.layout import CONFIG, EVENTS, RECORD, read_json
+from econbench.runs.replay import keyless
+
+
+class CoffeeBenchmark:
+    """Runs, resumes and replays CoffeeBench runs; expands and checks coffee experiments."""
+
+    name = "coffee"
+    log = EVENTS
+    time_fields: frozenset[str] = frozenset()
+
+    def experiment_schema(self) -> type[CoffeeExperiment]:
+        return CoffeeExperiment
+
+    def entries(self, experiment: CoffeeExperiment, source: Path) -> list[Entry]:
+        return coffee_entries(experiment, source)
+
+    def check(self, entries: list[Entry], source: Path) -> None:
+        check_coffee(entries, source)
+
+    def start(
+        self, config: dict[str, Any], run_dir: Path, *, label: str, cache: Path | None
+    ) -> dict[str, Any]:
+        run = RunConfig.model_validate(config)
+        return run_to_dir(run, run_dir, overwrite=True, label=label, cache=cache)
+
+    def resume(
+        self,
+        run_dir: Path,
+        *,
+        force: bool,
+        cache: Path | None,
+        config: RunConfig | None,
+        on_progress: ProgressFn | None,
+    ) -> dict[str, Any]:
+        total = config.days if config is not None else _saved_days(run_dir)
+        on_day = (lambda day: on_progress(day, total)) if on_progress is not None else None
+        return resume_to_dir(run_dir, config=config, force=force, on_day=on_day, cache=cache)
+
+    def changed_config(
+        self, run_dir: Path, config_file: Path | None, days: int | None, agents: list[str]
+    ) -> RunConfig:
+        if config_file is not None:
+            return load_config(config_file, {"days": days, "agents": parse_agents(agents) or None})
+        data = read_json(run_dir / CONFIG)
+        if not isinstance(data, dict):
+            raise ConfigError(f"{run_dir / CONFIG} is missing or not valid JSON")
+        data = dict(data)
+        if days is not None:
+            data["days"] = days
+        if agents:
+            data["agents"] = {**(data.get("agents") or {}), **parse_agents(agents)}
+        try:
+            return RunConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid config: {format_validation(exc)}") from None
+
+    def replay(self, config: dict[str, Any], record: Path, out: Path, strict: bool) -> str | None:
+        run = RunConfig.model_validate(config)
+        names = {run.policy_for(f) for f in FIRMS if is_model(run.policy_for(f))}
+        models = {name: run.model_settings(name) for name in sorted(names)}
+        with (
+            keyless(models),
+            RunProviderWrap(record=out / RECORD, replay=record, strict=strict) as wrap,
+        ):
+            try:
+                run_to_dir(run, out, provider_wrap=wrap)
+            except RunStopped as exc:
+                cause = exc.__cause__ or exc
+                return f"{type(cause).__name__}: {cause}"
+        return None
+
+
+def _saved_days(run_dir: Path) -> int:
+    """The horizon of the saved config, for the progress bar only (0 when unreadable: the
+    resume itself then says what is wrong with the file)."""
+    config = read_json(run_dir / CONFIG)
+    days = config.get("days") if isinstance(config, dict) else None
+    return days if isinstance(days, int) else 0
+
+
+BENCHMARK = CoffeeBenchmark()

@@ -1,0 +1,131 @@
+"""Who plays each firm: a scripted policy, or a model through the ReAct agent.
+
+A policy name containing a slash is a model (``provider/model``); anything else is a
+scripted policy of ``econbench.coffee.policies``. The environment builds scripted policies
+itself; the model-driven ones are built here, in the run layer, which owns the providers,
+their settings, the concurrency limiter and the wraps (recording, replay, cache).
+
+A policy object handed in from Python (``policies=``) is *custom*: the run records it under
+``custom:<qualified name>`` (:func:`custom_name`, :func:`recorded_config`) instead of the name
+the config gave that firm, so reports never pool it with the policy it replaced and a resume
+knows it cannot rebuild it.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+from econbench.agents.models.base import ModelProvider, ProviderWrap
+from econbench.agents.models.registry import (
+    build_provider,
+    check_keys,
+    make_limiter,
+    parse_model_name,
+)
+from econbench.agents.models.retry import ConcurrencyLimiter
+from econbench.agents.policy import Actor
+from econbench.agents.react import CompactionSettings, LLMAgent
+from econbench.coffee.config import FIRMS, is_model, role_of
+from econbench.coffee.policies import UnknownPolicyError, make_policy
+from econbench.coffee.prompts import system_prompt
+from econbench.coffee.render import render_observation
+from econbench.coffee.sim import scripted_policy
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.resume import custom_name, is_custom
+
+
+def run_limiter(config: RunConfig) -> ConcurrencyLimiter:
+    """One concurrency limiter per run, keyed by provider."""
+    models = [config.policy_for(f) for f in FIRMS if is_model(config.policy_for(f))]
+    return make_limiter(models, dict(config.models))
+
+
+def model_policy(
+    name: str,
+    firm_id: str,
+    config: RunConfig,
+    *,
+    limiter: ConcurrencyLimiter,
+    wrap: ProviderWrap | None = None,
+) -> LLMAgent:
+    """The LLM agent that plays ``firm_id`` with model ``name``; ``wrap`` (recording,
+    replay, a cache) is applied to its provider. Its events go wherever the run binds them
+    (``CoffeeRun`` logs them in the run's event log)."""
+    settings = config.model_settings(name)
+    provider: ModelProvider = build_provider(name, settings)
+    if wrap is not None:
+        provider = wrap(provider, firm_id)
+    retries = settings.retry_policy()
+    return LLMAgent(
+        provider,
+        system_prompt=system_prompt(firm_id, config, config.prompts.get(firm_id, "standard")),
+        render_observation=render_observation,
+        config=settings.generate_config(),
+        compaction=CompactionSettings(threshold=settings.compaction_threshold),
+        limiter=limiter,
+        seed=zlib.crc32(f"{config.seed}:{firm_id}".encode()),
+        max_attempts=retries.max_attempts,
+        retry_options=retries.options(),
+    )
+
+
+def firm_policies(
+    config: RunConfig,
+    given: Mapping[str, Actor] | None = None,
+    *,
+    wrap: ProviderWrap | None = None,
+) -> dict[str, Actor]:
+    """Every firm's policy: the ``given`` ones first, then, in canonical firm order, an LLM
+    agent for a model name or the scripted policy (the order ``CoffeeRun`` starts them and
+    checkpoints their state in)."""
+    limiter = run_limiter(config)
+    policies = dict(given or {})
+    for firm_id in FIRMS:
+        if firm_id in policies:
+            continue
+        name = config.policy_for(firm_id)
+        if is_model(name):
+            policies[firm_id] = model_policy(name, firm_id, config, limiter=limiter, wrap=wrap)
+        else:
+            policies[firm_id] = scripted_policy(config, firm_id)
+    return policies
+
+
+def recorded_config(config: RunConfig, given: Mapping[str, Any]) -> RunConfig:
+    """``config`` as the run records it: each firm in ``given`` played by its custom name."""
+    if not given:
+        return config
+    unknown = sorted(set(given) - set(FIRMS))
+    if unknown:
+        raise UnknownPolicyError(
+            f"policies: unknown firm(s) {', '.join(unknown)} (firms: {', '.join(FIRMS)})"
+        )
+    agents = dict(config.agents)
+    for firm_id in FIRMS:
+        if firm_id in given:
+            agents[firm_id] = custom_name(given[firm_id])
+    return config.model_copy(update={"agents": agents})
+
+
+def validate_agents(config: RunConfig, given: Mapping[str, Any] | None = None) -> None:
+    """Fail before anything runs: unknown policies, bad model names, missing API keys, and a
+    custom player (``custom:…``) that no policy object in ``given`` plays."""
+    models: list[str] = []
+    for firm_id in FIRMS:
+        if firm_id in (given or {}):
+            continue
+        name = config.policy_for(firm_id)
+        if is_custom(name):
+            raise UnknownPolicyError(
+                f"{firm_id} = {name!r} names a custom policy, which only Python can supply: "
+                "pass the policy object itself (econbench.api.run_coffee(policies=...))"
+            )
+        if is_model(name):
+            parse_model_name(name)
+            models.append(name)
+        else:
+            make_policy(name, role_of(firm_id))
+    if models:
+        check_keys(models, {name: config.model_settings(name) for name in models})

@@ -1,0 +1,501 @@
+"""``econbench coffee …`` commands: run the economy offline, and the headroom analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from econbench.agents.models.registry import ModelConfigError
+from econbench.coffee.config import ConfigError, EconomyConfig
+from econbench.coffee.headroom import both_regimes
+from econbench.coffee.policies import UnknownPolicyError
+from econbench.runs.coffee.agents import validate_agents
+from econbench.runs.coffee.config import RunConfig, load_config, parse_agents
+from econbench.runs.coffee.run import LOGS, RunStopped, run_to_dir
+from econbench.runs.layout import CHECKPOINT, LOCK, SUMMARY
+from econbench.runs.lock import RunLockedError
+from econbench.runs.store import RunDirError, check_out_dir, default_run_dir, holds_unplayed_run
+
+PAPER_DAYS = 90
+"""The paper's horizon: its headroom figures are comparable only for this economy."""
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)  # help shows [run] as written
+console = Console()
+if not console.is_terminal:
+    console = Console(width=120)  # logs and pipes: no wrapping at the 80-column default
+err_console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 120)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` as it is (no markup, never wrapped) for exit code 2."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    return typer.Exit(code=2)
+
+
+def resolve_config(
+    config_file: Path | None, seed: int | None, days: int | None, agent: list[str]
+) -> RunConfig:
+    overrides = {"seed": seed, "days": days, "agents": parse_agents(agent) or None}
+    config = load_config(config_file, overrides)
+    validate_agents(config)
+    return config
+
+
+@app.command("run")
+def run_command(
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="TOML file: [run], [agents], [economy].")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            help="Several seeds, e.g. 0-2 or 0,3,7-9: one run per seed, each in "
+            "OUT/seed_N (OUT defaults to runs/coffee/…-seedsTEXT), then a table across seeds."
+        ),
+    ] = None,
+    days: Annotated[int | None, typer.Option(help="Days to simulate (default 90).")] = None,
+    agent: Annotated[
+        list[str],
+        typer.Option(
+            "--agent",
+            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: negotiating (the "
+            "default background), scripted, heuristic, passive; for a roaster also haggle, "
+            "markup:X, undercut, hoard; or a model: openai/MODEL, anthropic/MODEL, "
+            "google/MODEL, openai-compatible/NAME, hf/PATH (a local model folder).",
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Run directory (default runs/coffee/…); with --seeds, its parent."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace the files of an existing run dir.")
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(help="Print only the run directory (one line per seed): no bar, no table."),
+    ] = False,
+    cache: Annotated[
+        str | None,
+        typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
+    ] = None,
+) -> None:
+    """Run the coffee economy with scripted firms (no API key needed)."""
+    try:
+        if seed is not None and seeds is not None:
+            raise ValueError("give either --seed or --seeds, not both")
+        seed_list: list[int | None] = [seed] if seeds is None else list(parse_seed_text(seeds))
+        configs = [resolve_config(config_file, s, days, agent) for s in seed_list]
+        cache_path = None
+        if cache is not None:  # the cache module (sqlite3, records) only when asked for
+            from econbench.agents.models.cache import cache_path_from_option
+
+            cache_path = cache_path_from_option(cache)
+        if seeds is None:
+            outs = [out or default_run_dir("coffee", f"seed{configs[0].seed}")]
+        else:
+            parent = out or default_run_dir("coffee", "seeds" + seeds.replace(",", "_"))
+            outs = [parent / f"seed_{config.seed}" for config in configs]
+            check_run_dirs(outs, overwrite)
+    # ValueError covers RunDirError (a --seeds directory already in use)
+    except (ConfigError, UnknownPolicyError, ModelConfigError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    summaries = []
+    bar = DayBar(quiet)
+    for index, (config, run_dir) in enumerate(zip(configs, outs, strict=True)):
+        summaries.append(run_one(config, run_dir, bar, overwrite, cache_path, outs[index + 1 :]))
+        if quiet:
+            typer.echo(str(run_dir))
+            continue
+        if seeds is None:
+            console.print(summary_table(summaries[-1]))
+            print_usage(summaries)
+        if summaries[-1].get("ended_early"):
+            console.print(
+                f"[yellow]The run of seed {config.seed} ended early: roaster_A went bankrupt "
+                f"on day {summaries[-1]['firms']['roaster_A']['bankrupt_day']}.[/]"
+            )
+        console.print(
+            f"Run written to [bold]{escape(str(run_dir))}[/] "
+            "(summary.json, events.jsonl, daily.jsonl)"
+        )
+    if seeds is not None and not quiet:
+        console.print(seeds_table(summaries))
+        print_usage(summaries)
+
+
+def print_usage(summaries: list[dict]) -> None:
+    """The model-usage table, when a model played."""
+    table = usage_table(summaries)
+    if table is not None:
+        console.print(table)
+
+
+def parse_seed_text(text: str) -> list[int]:
+    """``--seeds``: the seed-list grammar of ``allo run --seeds`` and ``coffee exploits``,
+    imported only when given (it lives with AlloBench's streams)."""
+    from econbench.allo.stream import parse_seeds
+
+    try:
+        return parse_seeds(text)
+    except ValueError as exc:
+        raise ValueError(f"bad --seeds {text!r}: {exc}") from None
+
+
+def check_run_dirs(outs: list[Path], overwrite: bool) -> None:
+    """Refuse, before the first seed runs, a seed directory that ``run_to_dir`` would refuse,
+    so a run of many seeds does not stop half-way for a reason known at the start."""
+    for run_dir in outs:
+        check_out_dir(run_dir)
+        if overwrite or not run_dir.is_dir() or holds_unplayed_run(run_dir, LOGS):
+            continue
+        if (run_dir / CHECKPOINT).exists() and not (run_dir / SUMMARY).exists():
+            raise RunDirError(
+                f"{run_dir} holds an interrupted run; continue it with `econbench resume "
+                f"{run_dir}`, or pass --overwrite to start over"
+            )
+        if any(child.name != LOCK for child in run_dir.iterdir()):
+            raise RunDirError(
+                f"run directory {run_dir} already holds files; choose another --out or pass "
+                "--overwrite"
+            )
+
+
+def run_one(
+    config: RunConfig,
+    out: Path,
+    bar: DayBar,
+    overwrite: bool,
+    cache: Path | None,
+    not_started: list[Path],
+) -> dict[str, Any]:
+    """Play one seed into ``out``; an error clears the bar and says what to do next."""
+    bar.start(config.seed, config.days)
+    try:
+        summary = run_to_dir(config, out, overwrite=overwrite, on_day=bar.day, cache=cache)
+    except (RunDirError, RunLockedError) as exc:
+        bar.clear()
+        raise fail(str(exc)) from None
+    except OSError as exc:  # the disk filled up or went away mid-run
+        bar.clear()
+        stopped(
+            f"writing {out} failed ({exc.strerror or exc}); what was written so far is kept: "
+            f"fix the cause, then `econbench resume {out}`",
+            not_started,
+        )
+        raise typer.Exit(code=1) from None
+    except RunStopped as exc:
+        bar.clear()
+        stopped(str(exc), not_started)
+        raise typer.Exit(code=1) from None
+    except KeyboardInterrupt:
+        bar.clear()
+        stopped(
+            f"interrupted; the days played so far are kept: `econbench resume {out}` "
+            "continues the run from its last checkpoint",
+            not_started,
+        )
+        raise typer.Exit(code=130) from None
+    bar.done()
+    return summary
+
+
+def stopped(message: str, not_started: list[Path]) -> None:
+    """``stopped: …`` on stderr, naming the seeds of ``--seeds`` that never started."""
+    if not_started:
+        names = ", ".join(p.name.removeprefix("seed_") for p in not_started)
+        message += (
+            f"\nSeeds {names} did not start; run them with --seeds {names.replace(' ', '')} "
+            f"--out {not_started[0].parent}"
+        )
+    err_console.print(f"[bold red]stopped:[/] {escape(message)}", soft_wrap=True, highlight=False)
+
+
+class DayBar:
+    """The run's progress line (days done out of the horizon), shown from the first day
+    played: an error before that leaves no empty bar behind, and one after it clears the bar,
+    so the error is the last thing on screen. ``quiet`` shows nothing and does not import
+    ``rich.progress`` (a tenth of a scripted run's start-up)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.progress: Any = None
+        self.seed = 0
+        self.total = 0
+        self.task: Any = None
+
+    def start(self, seed: int, total: int) -> None:
+        self.seed, self.total, self.task = seed, total, None
+
+    def day(self, day: int) -> None:
+        if self.quiet:
+            return
+        if self.progress is None:
+            self.progress = day_progress()
+            self.progress.start()
+        if self.task is None:
+            self.task = self.progress.add_task("run", total=self.total, seed=self.seed)
+        self.progress.update(self.task, completed=day)
+
+    def done(self) -> None:
+        """Leave the finished bar on screen (it shows the run's time)."""
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def clear(self) -> None:
+        if self.progress is not None:
+            self.progress.live.transient = True
+            self.progress.stop()
+            self.progress = None
+
+
+def day_progress() -> Any:
+    """The run's progress bar: one line, days done out of the horizon."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]CoffeeBench[/] seed {task.fields[seed]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("days"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def usage_table(summaries: list[dict]) -> Table | None:
+    """Model calls, tokens and cost of each model-played firm over ``summaries`` (one run or
+    every seed), or ``None`` when only scripted firms played. A cost with calls the price
+    table does not know is a lower bound (``≥``)."""
+    firms = [
+        f for f in summaries[0]["firms"] if any(s["firms"][f].get("llm_calls") for s in summaries)
+    ]
+    if not firms:
+        return None
+    runs = "" if len(summaries) == 1 else f", {len(summaries)} seeds together"
+    table = Table(title=f"Model usage{runs}")
+    table.add_column("firm", no_wrap=True)
+    table.add_column("model", no_wrap=True)
+    for column in ("calls", "input tokens", "cached", "output tokens", "cost $"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for firm_id in firms:
+        rows = [s["firms"][firm_id] for s in summaries]
+        total = {k: sum(int(r.get(k) or 0) for r in rows) for k in USAGE_COUNTS}
+        priced = sum(float(r.get("cost_usd_priced_part") or 0.0) for r in rows)
+        unpriced = any(r.get("llm_calls") and r.get("cost_usd") is None for r in rows)
+        table.add_row(
+            firm_id,
+            escape(" | ".join(dict.fromkeys(r["policy"] for r in rows))),
+            *(f"{total[k]:,}" for k in USAGE_COUNTS),
+            ("≥ " if unpriced else "") + (f"{priced:,.4f}" if priced < 1 else f"{priced:,.2f}"),
+        )
+    return table
+
+
+USAGE_COUNTS = ("llm_calls", "input_tokens", "cached_input_tokens", "output_tokens")
+"""The summary's usage counts the usage table sums, in its column order."""
+
+
+def summary_table(summary: dict) -> Table:
+    table = Table(
+        title=f"CoffeeBench seed {summary['seed']}: {summary['days_run']} days, "
+        f"{summary['deals']} deals, {summary['consumer_sales_kg']} kg sold to consumers"
+    )
+    for column in ("firm", "policy", "net income", "revenue", "tool calls", "idle days", "status"):
+        table.add_column(
+            column, justify="left" if column in ("firm", "policy") else "right", no_wrap=True
+        )
+    for firm_id, row in summary["firms"].items():
+        table.add_row(
+            firm_id,
+            escape(row["policy"]),
+            f"{row['net_income']:,.2f}",
+            f"{row['revenue']:,.2f}",
+            str(row["tool_calls"]),
+            str(row["idle_days"]),
+            f"bankrupt day {row['bankrupt_day']}" if row["bankrupt"] else "live",
+        )
+    return table
+
+
+MAX_SEED_COLUMNS = 8
+"""Up to this many seeds, the across-seeds table shows each seed's net income."""
+
+
+def seeds_table(summaries: list[dict]) -> Table:
+    """One row per firm over every seed run: net income per seed, mean and spread."""
+    import statistics
+
+    seeds = [s["seed"] for s in summaries]
+    table = Table(title=f"CoffeeBench, {len(seeds)} seeds: net income per firm")
+    table.add_column("firm", no_wrap=True)
+    table.add_column("policy", no_wrap=True)
+    per_seed = len(seeds) <= MAX_SEED_COLUMNS
+    for seed in seeds if per_seed else []:
+        table.add_column(f"seed {seed}", justify="right", no_wrap=True)
+    for column in ("mean", "sd", "min", "max", "bankrupt"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for firm_id in summaries[0]["firms"]:
+        rows = [s["firms"][firm_id] for s in summaries]
+        incomes = [float(r["net_income"]) for r in rows]
+        sd = statistics.stdev(incomes) if len(incomes) > 1 else 0.0
+        cells = [firm_id, escape(" | ".join(dict.fromkeys(r["policy"] for r in rows)))]
+        cells += [f"{x:,.2f}" for x in incomes] if per_seed else []
+        cells += [f"{statistics.fmean(incomes):,.2f}", f"{sd:,.2f}"]
+        cells += [f"{min(incomes):,.2f}", f"{max(incomes):,.2f}"]
+        cells.append(f"{sum(1 for r in rows if r['bankrupt'])}/{len(rows)}")
+        table.add_row(*cells)
+    return table
+
+
+@app.command("headroom")
+def headroom_command(
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="TOML file whose [economy] to analyse.")
+    ] = None,
+    days: Annotated[int | None, typer.Option(help="Horizon in days (default 90).")] = None,
+) -> None:
+    """The paper's headroom analysis: an upper bound on roaster_A's net income."""
+    try:
+        config = load_config(config_file, {"days": days})
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    rows = both_regimes(config.economy, config.days)
+    table = Table(title=f"Headroom of roaster_A over {config.days} days (docs/coffeebench.md §16)")
+    table.add_column("")
+    for row in rows:
+        table.add_column(row.regime, justify="right")
+    lines = [
+        ("specialty green (kg)", "specialty_green_kg", "{:,.0f}"),
+        ("regular green (kg)", "regular_green_kg", "{:,.0f}"),
+        ("roasted specialty sold (kg)", "roasted_specialty_kg", "{:,.1f}"),
+        ("roasted regular sold (kg)", "roasted_regular_kg", "{:,.1f}"),
+        ("wholesale price specialty ($/kg)", "wholesale_specialty", "{:,.2f}"),
+        ("wholesale price regular ($/kg)", "wholesale_regular", "{:,.2f}"),
+        ("revenue ($)", "revenue", "{:,.2f}"),
+        ("green cost ($)", "green_cost", "{:,.2f}"),
+        ("roasting labour ($)", "labour", "{:,.2f}"),
+        ("opex ($)", "opex", "{:,.2f}"),
+        ("net income ($)", "net_income", "{:,.2f}"),
+    ]
+    for label, key, fmt in lines:
+        table.add_row(label, *(fmt.format(getattr(r, key)) for r in rows))
+    console.print(table)
+    duopoly = rows[1].net_income
+    if duopoly <= 0:
+        console.print("The duopoly bound is not positive under this economy.")
+    elif config.days == PAPER_DAYS and config.economy == EconomyConfig():
+        console.print(
+            f"The best model in the paper (+$3,109) reached {3109 / duopoly:.1%} of the "
+            "duopoly bound."
+        )
+    else:
+        console.print(
+            "The paper's figures (best model +$3,109 of ≈ $23,800) are for its own 90-day "
+            "economy; no comparison is made for this horizon or economy."
+        )
+
+
+@app.command("exploits")
+def exploits_command(
+    seeds: Annotated[
+        str, typer.Option(help="Seeds: N, A-B, or a comma list (e.g. 0-2,7).")
+    ] = "0-2",
+    days: Annotated[int, typer.Option(help="Days per run.", min=3)] = 90,
+    background: Annotated[
+        str, typer.Option(help="The other firms' policy: passive, scripted, negotiating, …")
+    ] = "passive",
+    random_trials: Annotated[
+        int, typer.Option("--random", help="Random-search plans per seed.", min=0)
+    ] = 20,
+    tactic: Annotated[
+        list[str], typer.Option("--tactic", help="Only this tactic (repeatable).")
+    ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
+    check: Annotated[
+        bool, typer.Option(help="Exit 1 if any tactic's best gain exceeds the tolerance.")
+    ] = False,
+    tolerance: Annotated[
+        float, typer.Option(help="Dollars of rounding allowed per tactic (default 0.50).")
+    ] = 0.50,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Write the figures as JSON here.")
+    ] = None,
+) -> None:
+    """Search for collusion that pays: a group trading only among itself vs doing nothing."""
+    import json
+
+    from econbench.allo.stream import parse_seeds
+    from econbench.coffee.exploits import (
+        TACTIC_NAMES,
+        UnknownBackgroundError,
+        check_background,
+        plan_sources,
+        run_search,
+    )
+
+    try:
+        seed_list = parse_seeds(seeds)
+        check_background(background)
+    except (ValueError, UnknownBackgroundError) as exc:
+        raise fail(str(exc)) from None
+    unknown = [t for t in tactic if t not in TACTIC_NAMES]
+    if unknown:
+        raise fail(f"unknown tactic(s) {', '.join(unknown)}; choose from {', '.join(TACTIC_NAMES)}")
+    sources = plan_sources(tactic or None, days, random_trials)
+    report = run_search(sources, seed_list, days, background, tolerance=tolerance)
+    table = Table(
+        title=f"Exploit search: {len(seed_list)} seed(s), {days} days, background {background} "
+        f"({report.wall_s:.1f} s); gain = group net income with the plan − without it"
+    )
+    table.add_column("tactic", no_wrap=True)
+    table.add_column("group (best run)", no_wrap=True)
+    for column in ("runs", "traded", "deals", "returns"):
+        table.add_column(column, justify="right")
+    table.add_column("best $", justify="right")
+    table.add_column("best traded $", justify="right")
+    table.add_column("mean $", justify="right")
+    notes = []
+    for row in report.results:
+        best = row.best_trading or row.best
+        style = "bold red" if row.best_gain > tolerance else "green"
+        table.add_row(
+            row.tactic,
+            "+".join(best.plan.group),
+            str(row.runs),
+            str(row.trading_runs),
+            str(row.deals),
+            str(row.returns),
+            f"[{style}]{row.best_gain:,.2f}[/]",
+            "–" if row.best_trading is None else f"{row.best_trading.gain / 100:,.2f}",
+            f"{row.mean_gain:,.2f}",
+        )
+        notes.append(
+            f"  {row.tactic}: seed {best.seed}, {best.deals}/{best.planned_trades} deals"
+            + (f", bankrupt {','.join(best.bankrupt)}" if best.bankrupt else "")
+            + f": {best.plan.describe(2)}"
+        )
+    console.print(table)
+    console.print("The best run of each tactic in which the group traded:", markup=False)
+    for note in notes:
+        console.print(note, markup=False, soft_wrap=True)
+    if json_file is not None:
+        json_file.write_text(json.dumps(report.to_dict(), indent=2))
+        console.print(f"Figures written to [bold]{json_file}[/]")
+    failing = report.failing()
+    if failing:
+        console.print(
+            f"[bold red]{len(failing)} tactic(s) gain more than ${tolerance:.2f}:[/] "
+            + ", ".join(r.tactic for r in failing)
+        )
+    else:
+        console.print(f"[green]No tactic gains more than ${tolerance:.2f}.[/]")
+    if check and failing:
+        raise typer.Exit(code=1)

@@ -1,0 +1,271 @@
+"""CoffeeBench's part of the report (``econbench report``).
+
+- ``table2``: the evaluated firm ``roaster_A`` per configuration (runs grouped by label, seeds
+  pooled): net income, revenue, tool calls, idle days, messages sent, LLM cost in USD, as
+  mean ± std over seeds (std with ddof = 1, blank for one seed; the cost is "n/a" when any
+  run used an unpriced model). ``table2_firms``: the same for all six firms.
+- ``table3``: ``roaster_A``'s average inventory (kg), spoilage rate (%) and realised average
+  sale price per item ($/kg, over the seeds that sold the item).
+
+A seed counts once, as AlloBench counts it: ``n`` is the number of distinct seeds and
+``seeds`` lists them. Runs of one configuration that repeat a seed (a rerun, a copy) are one
+observation, the mean of their values (a value any of them lacks is missing for the seed; a
+price is the mean over the runs that sold the item). The mean keeps every rerun's information
+without weighting a repeated seed twice; a note under the table says how many runs repeat one.
+
+Every function takes CoffeeBench runs only (:func:`econbench.runs.report.build_report` hands
+each benchmark its own).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from econbench.runs.coffee.reading import READER
+from econbench.runs.frames import RunFrames
+from econbench.runs.report import (
+    Section,
+    Table,
+    fmt_mean_std,
+    group_by_label,
+    group_by_seed,
+    mean_std,
+    partial_notes,
+    seed_set_text,
+    shown_label,
+)
+
+FOCAL_FIRM = "roaster_A"
+FIRM_ORDER = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
+PAGE_TABLES = ("table2", "table2_firms", "table3")
+"""The tables ``index.html`` shows, in this order."""
+
+
+def _firm_row(run: RunFrames, firm: str) -> dict[str, Any] | None:
+    frame = run.summary
+    if frame.empty:
+        return None
+    rows = frame[frame["firm"] == firm]
+    return None if rows.empty else rows.iloc[0].to_dict()
+
+
+_T2_METRICS: list[tuple[str, str, str, int]] = [
+    # (summary column, data column stem, display header, decimals)
+    ("net_income", "net_income", "net income ($)", 2),
+    ("revenue", "revenue", "revenue ($)", 2),
+    ("tool_calls", "tool_calls", "tool calls", 1),
+    ("idle_days", "idle_days", "idle days", 1),
+    ("messages_sent", "messages_sent", "messages sent", 1),
+    ("cost_usd", "llm_cost_usd", "LLM cost (USD)", 2),
+]
+
+
+def _value(row: dict[str, Any], key: str) -> float | None:
+    value = row.get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
+
+
+SeedRows = list[tuple[int | str, list[dict[str, Any]]]]
+"""Per seed of a configuration: (seed key, the firm's summary rows of its runs)."""
+
+
+def _seed_rows(group: Sequence[RunFrames], firm: str) -> SeedRows:
+    """The firm's summary rows, one entry per seed (a repeated seed's runs together)."""
+    out: SeedRows = []
+    for key, runs in group_by_seed(group).items():
+        rows = [row for run in runs if (row := _firm_row(run, firm)) is not None]
+        if rows:
+            out.append((key, rows))
+    return out
+
+
+def _seed_value(rows: list[dict[str, Any]], key: str) -> float | None:
+    """One seed's value: the mean over its runs; missing when any run lacks it."""
+    values = [_value(r, key) for r in rows]
+    if any(v is None for v in values):
+        return None
+    return float(np.mean([v for v in values if v is not None]))
+
+
+def _seed_price(rows: list[dict[str, Any]], key: str) -> float | None:
+    """One seed's sale price: the mean over its runs that sold the item."""
+    values = [v for r in rows if (v := _value(r, key)) is not None]
+    return float(np.mean(values)) if values else None
+
+
+def _seed_columns(seeds: SeedRows) -> tuple[dict[str, Any], dict[str, str]]:
+    """``n`` (distinct seeds) and ``seeds`` for the data and the display."""
+    text = seed_set_text(key for key, _ in seeds)
+    runs = sum(len(rows) for _, rows in seeds)
+    return {"n": len(seeds), "seeds": text, "runs": runs}, {"n": str(len(seeds)), "seeds": text}
+
+
+def _repeat_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """How many runs repeat a seed of their configuration, and how they were counted."""
+    repeats = sum(int(r["runs"]) - int(r["n"]) for r in rows)
+    if not repeats:
+        return []
+    return [
+        f"{repeats} run(s) repeat a seed of their configuration: each seed counts once "
+        "(n = distinct seeds), as the mean of its runs' values."
+    ]
+
+
+def _metric_cells(seeds: SeedRows) -> tuple[dict[str, Any], dict[str, str]]:
+    data: dict[str, Any] = {}
+    shown: dict[str, str] = {}
+    for key, stem, header, digits in _T2_METRICS:
+        mean, std, _ = mean_std(_seed_value(rows, key) for _, rows in seeds)
+        data[f"{stem}_mean"], data[f"{stem}_std"] = mean, std
+        shown[header] = fmt_mean_std(mean, std, digits)
+    return data, shown
+
+
+def _coffee_groups(runs: Sequence[RunFrames]) -> dict[str, list[RunFrames]]:
+    return group_by_label(r for r in runs if not r.summary.empty)
+
+
+def table2(runs: Sequence[RunFrames]) -> Table | None:
+    """The paper's Table 2: roaster_A per configuration, mean ± std over seeds."""
+    data_rows, shown_rows = [], []
+    for label, group in _coffee_groups(runs).items():
+        seeds = _seed_rows(group, FOCAL_FIRM)
+        if not seeds:
+            continue
+        data, shown = _metric_cells(seeds)
+        counted, counted_shown = _seed_columns(seeds)
+        partial = any(not r.completed for r in group)
+        data_rows.append({"configuration": label, **counted, **data, "partial": partial})
+        shown_rows.append({"configuration": shown_label(label, group), **counted_shown, **shown})
+    if not data_rows:
+        return None
+    return Table(
+        "table2",
+        f"Table 2 — {FOCAL_FIRM} per configuration (mean ± std over seeds)",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [
+            *partial_notes(data_rows),
+            *_repeat_notes(data_rows),
+            "LLM cost is n/a when a run used a model with no price.",
+        ],
+    )
+
+
+def table2_firms(runs: Sequence[RunFrames]) -> Table | None:
+    """Table 2's metrics for every firm of every configuration."""
+    data_rows, shown_rows = [], []
+    for label, group in _coffee_groups(runs).items():
+        firms = [f for f in FIRM_ORDER if any(_firm_row(r, f) for r in group)]
+        for firm in firms:
+            seeds = _seed_rows(group, firm)
+            data, shown = _metric_cells(seeds)
+            counted, counted_shown = _seed_columns(seeds)
+            rows = [row for _, rows in seeds for row in rows]
+            policy = "/".join(dict.fromkeys(str(r.get("policy")) for r in rows))
+            partial = any(not r.completed for r in group)
+            data_rows.append(
+                {"configuration": label, "firm": firm, "policy": policy}
+                | counted
+                | data
+                | {"partial": partial}
+            )
+            shown_rows.append(
+                {"configuration": shown_label(label, group), "firm": firm, "policy": policy}
+                | counted_shown
+                | shown
+            )
+    if not data_rows:
+        return None
+    breaks = [
+        i
+        for i in range(1, len(data_rows))
+        if data_rows[i]["configuration"] != data_rows[i - 1]["configuration"]
+    ]
+    return Table(
+        "table2_firms",
+        "Table 2 (all firms) — per configuration and firm (mean ± std over seeds)",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [*partial_notes(data_rows), *_repeat_notes(data_rows)],
+        breaks,
+        text_columns=3,
+    )
+
+
+def _item_name(item: str) -> str:
+    return item.removesuffix("_kg").replace("_", " ")
+
+
+def table3(runs: Sequence[RunFrames]) -> Table | None:
+    """The paper's Table 3: roaster_A's average inventory, spoilage rate and sale prices."""
+    groups = _coffee_groups(runs)
+    per_group: list[tuple[str, list[RunFrames], SeedRows]] = []
+    items: set[str] = set()
+    for label, group in groups.items():
+        seeds = _seed_rows(group, FOCAL_FIRM)
+        if seeds:
+            per_group.append((label, group, seeds))
+            for row in (row for _, rows in seeds for row in rows):
+                items |= {
+                    k.split(".", 1)[1]
+                    for k in row
+                    if k.startswith("avg_sale_price.") and _value(row, k) is not None
+                }
+    if not per_group:
+        return None
+    data_rows, shown_rows = [], []
+    for label, group, seeds in per_group:
+        n = len(seeds)
+        inv = mean_std(_seed_value(rows, "average_inventory_kg") for _, rows in seeds)
+        spoil = mean_std(
+            None if (v := _seed_value(rows, "spoilage_rate")) is None else 100 * v
+            for _, rows in seeds
+        )
+        counted, counted_shown = _seed_columns(seeds)
+        data: dict[str, Any] = {"configuration": label, **counted}
+        data.update(avg_inventory_kg_mean=inv[0], avg_inventory_kg_std=inv[1])
+        data.update(spoilage_rate_pct_mean=spoil[0], spoilage_rate_pct_std=spoil[1])
+        shown = {
+            "configuration": shown_label(label, group),
+            **counted_shown,
+            "avg inventory (kg)": fmt_mean_std(inv[0], inv[1], 1),
+            "spoilage rate (%)": fmt_mean_std(spoil[0], spoil[1], 2),
+        }
+        for item in sorted(items):
+            key = f"avg_sale_price.{item}"
+            prices = [v for _, rows in seeds if (v := _seed_price(rows, key)) is not None]
+            mean, std, k = mean_std(prices)
+            data[f"price_{item}_mean"], data[f"price_{item}_std"] = mean, std
+            data[f"price_{item}_runs"] = k
+            text = fmt_mean_std(mean, std, 2, na="–")
+            shown[f"price {_item_name(item)} ($/kg)"] = text + (
+                f" ({k}/{n} seeds)" if 0 < k < n else ""
+            )
+        data["partial"] = any(not r.completed for r in group)
+        data_rows.append(data)
+        shown_rows.append(shown)
+    return Table(
+        "table3",
+        f"Table 3 — {FOCAL_FIRM}: inventory, spoilage and realised sale prices",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [
+            *partial_notes(data_rows),
+            *_repeat_notes(data_rows),
+            "Prices are averaged over the seeds that sold the item (k/n when not all did).",
+        ],
+    )
+
+
+def coffee_section(runs: Sequence[RunFrames]) -> Section:
+    """CoffeeBench's tables over its runs."""
+    tables = [t for t in (table2(runs), table2_firms(runs), table3(runs)) if t is not None]
+    return Section(READER.name, READER.title, list(runs), tables, PAGE_TABLES)

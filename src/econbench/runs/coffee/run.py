@@ -1,0 +1,457 @@
+"""Run CoffeeBench into a run directory, checkpointing as it goes, and resume it.
+
+A run writes ``config.json``, ``meta.json``, the append-only ``events.jsonl`` and
+``daily.jsonl``, ``record.sqlite`` when a model plays (every request and response), and at
+the end ``summary.json``. While it runs it keeps ``checkpoint.json`` — the whole state at
+the last tick boundary — and ``progress.json``.
+
+A tick is one group's decisions (docs/coffeebench.md §3). The checkpoint is rewritten after every
+tick in which a model was asked and at every day's end; ticks of scripted firms alone cost
+microseconds to redo, so they ride on the next checkpoint. A process killed at any moment therefore
+loses at most the model tick in flight (or the scripted part of a day), and :func:`resume_to_dir`
+continues from the checkpoint: it cuts the logs back to their length at the checkpoint, restores the
+world and every agent, and plays on. With the same scripted or recorded replies the resumed run's
+files are byte-identical to an uninterrupted run's.
+
+A firm played by a policy object (``policies=``, e.g. from ``econbench.api``) is recorded in
+``config.json`` as ``custom:<qualified name>`` (``econbench.runs.coffee.agents.recorded_config``),
+not under the name the config gave it. Such a run resumes only from Python, handed the same
+policies (``resume_to_dir(out, policies=...)``); without them the resume is refused.
+
+A model failure that retries cannot fix (a bad key, an unknown model, retries exhausted)
+stops the run cleanly: everything written so far stays, the summary records where and why
+it stopped, and the caller gets a ``RunStopped``; ``econbench resume`` continues it later.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from econbench.agents.models.base import ModelError, ProviderWrap
+from econbench.agents.models.pricing import PRICE_TABLE_VERSION
+from econbench.coffee.config import FIRMS, format_validation, is_model
+from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink
+from econbench.coffee.events import RunStopped as RunStoppedEvent
+from econbench.coffee.ledger_audit import ledger_problems, start_equity
+from econbench.coffee.metrics import run_summary
+from econbench.coffee.sim import CoffeeRun
+from econbench.coffee.state import WorldState
+from econbench.coffee.world import World, hhmm
+from econbench.runs.benchmark import ResumeError, StoppedError
+from econbench.runs.checkpoint import (
+    LogDigest,
+    RunFileError,
+    cut_log,
+    read_checkpoint,
+    write_checkpoint,
+    write_progress,
+)
+from econbench.runs.coffee.agents import firm_policies, recorded_config, validate_agents
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.diff import config_diff
+from econbench.runs.layout import (
+    CHECKPOINT,
+    CONFIG,
+    DAILY,
+    EVENTS,
+    META,
+    RECORD,
+    SUMMARY,
+    read_jsonl,
+)
+from econbench.runs.lock import RunLock
+from econbench.runs.resume import custom_name, custom_players, custom_refusal
+from econbench.runs.store import (
+    JsonlWriter,
+    RunDirError,
+    check_out_dir,
+    holds_unplayed_run,
+    missing_root,
+    prepare_run_dir,
+    run_metadata,
+    write_json,
+)
+
+LOGS = (EVENTS, DAILY)
+MAX_CHANGES_SHOWN = 8
+
+
+class RunStopped(StoppedError):
+    """The run stopped early on a model error; its directory keeps what was written."""
+
+
+@dataclass
+class _ResumePoint:
+    """A verified checkpoint: the state to load, each log's verified prefix, and the
+    firms' starting equity (what the ledger identities are checked against)."""
+
+    state: dict[str, Any]
+    logs: dict[str, LogDigest]
+    equity0: dict[str, int]
+
+
+def run_to_dir(
+    config: RunConfig,
+    out: Path,
+    *,
+    overwrite: bool = False,
+    on_day: Callable[[int], None] | None = None,
+    policies: dict[str, Any] | None = None,
+    provider_wrap: ProviderWrap | None = None,
+    label: str | None = None,
+    cache: Path | None = None,
+) -> dict[str, Any]:
+    """Play a whole run, writing its files into ``out``; returns the summary.
+
+    ``out`` may already hold a run that was killed before its first checkpoint (nothing was
+    played): it is started again. Any other run in ``out`` is kept unless ``overwrite``.
+    ``provider_wrap`` replaces the default wrap of model providers (record every call into
+    ``record.sqlite``, plus the response cache at ``cache`` when given). ``policies`` play
+    their firms instead of what the config names; the run records them as custom
+    (``custom:<qualified name>``).
+    """
+    given = dict(policies or {})
+    validate_agents(config, given)
+    config = recorded_config(config, given)
+    out = Path(out)
+    check_out_dir(out)
+    created = missing_root(out)
+    try:
+        lock = RunLock(out)
+        lock.acquire()
+    except OSError as exc:
+        _remove(created)
+        raise RunDirError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        try:
+            if not overwrite and holds_unplayed_run(out, LOGS):
+                overwrite = True  # killed while it started: nothing to lose
+            elif not overwrite and (out / CHECKPOINT).exists() and not (out / SUMMARY).exists():
+                raise RunDirError(
+                    f"{out} holds an interrupted run; continue it with `econbench resume "
+                    f"{out}`, or pass --overwrite to start over"
+                )
+            prepare_run_dir(out, overwrite=overwrite)
+            write_json(
+                out / META,
+                run_metadata("coffee", config.seed, label) | _versions(),
+            )
+            write_json(out / CONFIG, config.model_dump(mode="json", by_alias=True))
+        except OSError as exc:
+            lock.release()
+            _remove(created)
+            raise RunDirError(f"cannot write {out}: {exc.strerror or exc}") from None
+        return _play(config, out, None, on_day, given, provider_wrap, cache)
+    finally:
+        lock.release()
+
+
+def _versions() -> dict[str, Any]:
+    """The versions a reader of this run's files needs: its event log's layout and prices."""
+    return {
+        "event_schema_version": EVENT_SCHEMA_VERSION,
+        "price_table_version": PRICE_TABLE_VERSION,
+    }
+
+
+def _remove(created: Path | None) -> None:
+    """Remove the directories a failed start created (never a directory that was there)."""
+    if created is not None:
+        shutil.rmtree(created, ignore_errors=True)
+
+
+def resume_to_dir(
+    out: Path,
+    *,
+    config: RunConfig | None = None,
+    force: bool = False,
+    on_day: Callable[[int], None] | None = None,
+    provider_wrap: ProviderWrap | None = None,
+    cache: Path | None = None,
+    check_keys: bool = True,
+    policies: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Continue the run in ``out`` from its checkpoint; returns the final summary.
+
+    The checkpoint's digest, the logs' prefixes and the ledger identities are checked
+    first; a run killed before its first checkpoint starts again from its config.
+    ``config`` (default: the run's own ``config.json``) may differ from the one the run was
+    playing only with ``force``; the refusal lists every changed field. A firm the run
+    records as custom needs its policy object in ``policies`` (of the same qualified name,
+    unless ``force``); without it the resume is refused.
+    """
+    out = Path(out)
+    given = dict(policies or {})
+    with RunLock(out):
+        summary = _read_summary(out)
+        if summary is not None and summary.get("status") == "completed":
+            raise ResumeError(f"{out} is a completed run; there is nothing to resume")
+        try:
+            checkpoint = read_checkpoint(out, "coffee")
+        except RunFileError as exc:
+            raise ResumeError(str(exc)) from None
+        saved = _saved_config(out)
+        if checkpoint is None:
+            if not holds_unplayed_run(out, LOGS):
+                raise ResumeError(
+                    f"{out / CHECKPOINT} is missing but the run's logs hold events, so where "
+                    "it stopped is unknown; start it again with --overwrite"
+                )
+            base = saved
+        else:
+            base = checkpoint.get("config")
+            if not isinstance(base, dict):
+                raise ResumeError(f"{out / CHECKPOINT} records no config")
+            if config is None and saved != base and not force:
+                raise ResumeError(
+                    f"{out / CONFIG} differs from the config its checkpoint was written with "
+                    f"({_changes(config_diff(base, saved))}): one of them was changed or "
+                    "replaced after the run started; restore it, or pass --force to continue "
+                    "with config.json"
+                )
+        requested = saved if config is None else config.model_dump(mode="json", by_alias=True)
+        requested = _with_custom(out, requested, given)
+        changes = config_diff(base, requested)
+        if changes and not force:
+            raise ResumeError(
+                f"the config differs from the one the run started with ({_changes(changes)}); "
+                "resume with the run's own config, or pass --force to continue anyway"
+            )
+        if config is None or given:
+            config = _validated(out / CONFIG, requested)
+        if check_keys:
+            validate_agents(config, given)
+        point = None if checkpoint is None else _verify(out, checkpoint)
+        if requested != saved:
+            write_json(out / CONFIG, requested)
+        if checkpoint is None and not (out / META).exists():
+            write_json(
+                out / META,
+                run_metadata("coffee", config.seed) | _versions(),
+            )
+        (out / SUMMARY).unlink(missing_ok=True)
+        return _play(config, out, point, on_day, given, provider_wrap, cache)
+
+
+def _with_custom(out: Path, requested: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``requested`` with each firm in ``given`` recorded under its custom name, after
+    checking that ``given`` plays exactly the firms the run records as custom."""
+    agents = requested.get("agents") if isinstance(requested.get("agents"), dict) else {}
+    players = custom_players(requested)
+    missing = {firm: name for firm, name in players.items() if firm not in given}
+    if missing:
+        raise ResumeError(custom_refusal(out, missing, "coffee"))
+    extra = sorted(set(given) - set(players))
+    if extra:
+        raise ResumeError(
+            f"policies= gives {', '.join(extra)}, which {out} does not record as played by a "
+            "custom policy; only those firms take a policy object on resume"
+        )
+    if not given:
+        return requested
+    return {**requested, "agents": {**agents, **{f: custom_name(p) for f, p in given.items()}}}
+
+
+def _changes(changes: list[str]) -> str:
+    shown = "; ".join(changes[:MAX_CHANGES_SHOWN])
+    more = len(changes) - MAX_CHANGES_SHOWN
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _saved_config(out: Path) -> dict[str, Any]:
+    """The run's ``config.json`` as data (a one-line ``ResumeError`` when it is not)."""
+    path = out / CONFIG
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResumeError(f"{path} is missing, so the run cannot be resumed") from None
+    except OSError as exc:
+        raise ResumeError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError):
+        raise ResumeError(f"{path} is not valid JSON: the file is damaged") from None
+    if not isinstance(data, dict):
+        raise ResumeError(f"{path} is not a run config (not a JSON object)")
+    return data
+
+
+def _validated(path: Path, data: dict[str, Any]) -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ResumeError(f"{path} holds an invalid run config: {format_validation(exc)}") from None
+
+
+def _verify(out: Path, checkpoint: dict[str, Any]) -> _ResumePoint:
+    """Check what a resume relies on before anything is cut: the checkpoint's shape, the
+    logs' recorded prefixes, and that its world loads and its books balance."""
+    where = out / CHECKPOINT
+    state, logs, equity0 = (
+        checkpoint.get("state"),
+        checkpoint.get("logs"),
+        checkpoint.get("start_equity"),
+    )
+    if not isinstance(state, dict) or not {"world", "now", "pending", "policies"} <= set(state):
+        raise ResumeError(f"{where} holds no run state")
+    if not isinstance(logs, dict):
+        raise ResumeError(f"{where} has no record of the run's logs")
+    if not isinstance(equity0, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in equity0.values()
+    ):
+        raise ResumeError(f"{where} has no record of the firms' starting equity")
+    try:
+        digests = {name: LogDigest.verify(out / name, logs.get(name), str(where)) for name in LOGS}
+    except RunFileError as exc:
+        raise ResumeError(str(exc)) from None
+    started = _validated(where, checkpoint["config"])
+    try:
+        world = World(started, state=WorldState.model_validate(state["world"]))
+    except ValidationError as exc:
+        raise ResumeError(
+            f"{where}: its saved world does not load: {format_validation(exc)}"
+        ) from None
+    problems = ledger_problems(world, equity0)
+    if problems:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise ResumeError(f"{where} fails the ledger check: {problems[0]}{more}")
+    return _ResumePoint(state=state, logs=digests, equity0=dict(equity0))
+
+
+def _read_summary(out: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _default_wrap(config: RunConfig, out: Path, cache: Path | None) -> ProviderWrap | None:
+    """Record every model call of the run (and use the response cache when asked)."""
+    if not any(is_model(config.policy_for(f)) for f in FIRMS):
+        return None
+    from econbench.agents.models.wraps import make_provider_wrap  # only when a model plays
+
+    return make_provider_wrap(record=out / RECORD, cache=cache)
+
+
+def _play(
+    config: RunConfig,
+    out: Path,
+    point: _ResumePoint | None,
+    on_day: Callable[[int], None] | None,
+    policies: dict[str, Any] | None,
+    provider_wrap: ProviderWrap | None,
+    cache: Path | None,
+) -> dict[str, Any]:
+    """Play from the start or from a verified checkpoint, checkpointing along the way."""
+    events_path, daily_path = out / EVENTS, out / DAILY
+    if point is None:
+        events_path.write_bytes(b"")
+        daily_path.write_bytes(b"")
+        digests = {name: LogDigest(out / name) for name in LOGS}
+    else:
+        for digest in point.logs.values():
+            cut_log(digest.path, digest.length)
+        digests = point.logs
+    config_json = config.model_dump(mode="json", by_alias=True)
+    equity0: dict[str, int] = point.equity0 if point is not None else {}
+    daily_rows: list[dict[str, Any]] = read_jsonl(daily_path)
+    sink = JsonlSink(events_path)
+    writer = JsonlWriter(daily_path)
+    wrap = provider_wrap if provider_wrap is not None else _default_wrap(config, out, cache)
+    paid = any(is_model(config.policy_for(f)) for f in FIRMS)
+
+    def record(row: dict[str, Any]) -> None:
+        daily_rows.append(row)
+        writer(row)
+
+    def save(run: CoffeeRun) -> None:
+        sink.flush()
+        writer.flush()
+        write_checkpoint(
+            out,
+            {
+                "benchmark": "coffee",
+                "day": run.world.day,
+                "phase": run.world.state.phase,
+                "config": config_json,
+                "start_equity": equity0,
+                "logs": {name: digest.advance() for name, digest in digests.items()},
+            },
+            run.state_json(),
+            durable=paid,
+        )
+        _progress(out, config, run, "running")
+
+    run = CoffeeRun(
+        config,
+        sink=sink,
+        daily_sink=record,
+        policies=firm_policies(config, policies, wrap=wrap),
+        on_checkpoint=save,
+    )
+    error: ModelError | None = None
+    try:
+        if point is not None:
+            _load_state(run, point, out)
+        else:
+            equity0.update(start_equity(run.world))
+            save(run)  # before the first tick, so even an early crash is resumable
+        try:
+            world = run.run(on_day=on_day)
+        except ModelError as exc:
+            error = exc
+            world = run.world
+            world.log(RunStoppedEvent(error_type=type(exc).__name__, error=str(exc)))
+    finally:
+        sink.close()
+        writer.close()
+        close = getattr(wrap, "close", None)
+        if callable(close):
+            close()
+    names = {firm_id: config.policy_for(firm_id) for firm_id in FIRMS}
+    summary = run_summary(world, names, daily_rows, run.agent_stats())
+    summary["status"] = "completed" if error is None else "stopped"
+    if error is not None:
+        where = f"day {world.day} {hhmm(world.now)}"
+        summary["stopped"] = {"at": where, "error_type": type(error).__name__, "error": str(error)}
+    write_json(out / SUMMARY, summary)
+    _progress(out, config, run, summary["status"])
+    if error is not None:
+        raise RunStopped(
+            f"the run stopped on {where}: {error}\nEverything up to that point is in {out} "
+            "(events.jsonl, daily.jsonl, summary.json). Fix the cause (key, model name, "
+            f"provider outage), then continue it with `econbench resume {out}`."
+        ) from error
+    return summary
+
+
+def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:
+    """Restore the world and every policy; a state that does not fit is a one-line error."""
+    try:
+        run.load_state(point.state)
+    except (KeyError, TypeError, ValueError) as exc:
+        detail = (str(exc).splitlines() or [""])[0]
+        raise ResumeError(
+            f"{out / CHECKPOINT}: its saved state does not fit this run's policies "
+            f"({type(exc).__name__}: {detail})"
+        ) from None
+
+
+def _progress(out: Path, config: RunConfig, run: CoffeeRun, status: str) -> None:
+    stats = run.agent_stats().values()
+    write_progress(
+        out,
+        benchmark="coffee",
+        status=status,
+        done=min(run.world.day, config.days),
+        total=config.days,
+        unit="day",
+        cost_usd=sum(float(s.get("cost_usd_priced_part") or 0.0) for s in stats),
+    )
