@@ -145,3 +145,15 @@ def test_bayes_is_solved_once_before_the_episodes_with_progress(
     steps = [(done, total) for kind, done, total in events if kind == "solve"]
     assert steps == [(d, 14) for d in range(15)]  # one solve: 2 passes of 7 levels, then done
     assert [kind for kind, _, _ in events] == ["solve"] * 15 + ["episode"] * 3
+
+
+def test_quiet_prints_only_the_cells_directory(tmp_path: Path) -> None:
+    out = tmp_path / "cell"
+    args = ["allo", "run", "--framing", "r1", "--policy", "eager", "--episodes", "2"]
+    result = runner.invoke(app, [*args, "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{out}\n"
+    assert json.loads((out / "summary.json").read_text())["episodes"] == 2
+    loud = runner.invoke(app, [*args, "--out", str(tmp_path / "loud")])
+    assert loud.exit_code == 0, loud.output
+    assert "wrote" in loud.stdout and loud.stdout != f"{tmp_path / 'loud'}\n"

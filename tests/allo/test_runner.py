@@ -347,3 +347,20 @@ def test_a_write_before_the_token_cap_still_commits() -> None:
     assert [c.t for c in ep.result.commits] == [0]
     later = [t for t in ep.record["turns"] if t["kind"] == "decision" and t["t"] > 0]
     assert later and all(not t["resolved"] and not t["replies"] for t in later)
+
+
+def test_a_cell_reports_each_turn_as_it_begins(tmp_path: Path) -> None:
+    """``on_turn`` (the progress inside a long model-played episode) sees every turn the
+    game plays, in order, with the episode's length, and the records are unchanged by it."""
+    spec = CellSpec(framing="r1", policy="never", seeds=(2000, 2001))  # every turn asked
+    seen: list[tuple[int, int]] = []
+    run_cell(spec, tmp_path / "with", on_turn=lambda t, n: seen.append((t, n)))
+    run_cell(spec, tmp_path / "without")
+    per_episode = [seen[:60], seen[60:]]
+    assert len(seen) == 120
+    for turns in per_episode:
+        assert [t for t, _ in turns] == sorted(t for t, _ in turns)
+        assert len({t for t, _ in turns}) == 60
+        assert {n for _, n in turns} == {60}
+    with_log = (tmp_path / "with" / "episodes.jsonl").read_bytes()
+    assert with_log == (tmp_path / "without" / "episodes.jsonl").read_bytes()

@@ -295,8 +295,10 @@ def play_episode(
     *,
     cost: float = 0.0,
     budget: int | None = None,
+    on_turn: Callable[[int, int], None] | None = None,
 ) -> Episode:
-    """Play one episode of ``stream`` in ``framing`` with a fresh actor."""
+    """Play one episode of ``stream`` in ``framing`` with a fresh actor; ``on_turn(t, n)`` is
+    called as turn ``t`` of ``n`` begins (progress inside a long, model-played episode)."""
     game = Game(stream, cost=cost, budget=budget)
     b = int(game.budget or 0)
     ep = framing.episode(stream, cost, b)
@@ -307,6 +309,8 @@ def play_episode(
     batch: list[Turn] = []
     while not game.done:
         turn = game.turn()
+        if on_turn is not None:
+            on_turn(turn.t, len(stream.classes))
         if ep.session_over():  # the framing cut the session off: score the rest unasked
             game.step(False)
             continue
@@ -490,14 +494,18 @@ def play_cell(
     framing: Framing | None = None,
     actor_factory: ActorFactory | None = None,
     on_episode: Callable[[Episode], None] | None = None,
+    on_turn: Callable[[int, int], None] | None = None,
 ) -> list[Episode]:
-    """Play every seed of ``spec``; ``on_episode`` is called after each (progress, writing)."""
+    """Play every seed of ``spec``; ``on_episode`` is called after each (progress, writing),
+    ``on_turn`` as each turn begins (see :func:`play_episode`)."""
     framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
     factory = actor_factory or make_factory(spec)
     episodes = []
     for seed in spec.seeds:
         stream = generate_stream(seed, spec.stream_config)
-        episode = play_episode(framing, factory, stream, cost=spec.cost, budget=spec.budget)
+        episode = play_episode(
+            framing, factory, stream, cost=spec.cost, budget=spec.budget, on_turn=on_turn
+        )
         episodes.append(episode)
         if on_episode is not None:
             on_episode(episode)

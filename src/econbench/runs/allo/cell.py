@@ -72,6 +72,7 @@ def run_cell(
     framing: Framing | None = None,
     actor_factory: ActorFactory | None = None,
     on_episode: Callable[[Episode], None] | None = None,
+    on_turn: Callable[[int, int], None] | None = None,
     models: dict[str, Any] | None = None,
     provider_wrap: ProviderWrap | None = None,
     cache: Path | None = None,
@@ -104,7 +105,15 @@ def run_cell(
         factory = actor_factory or make_factory(spec, models, wrap=wrap)
         try:
             return _run_cell_locked(
-                spec, out, framing, factory, on_episode, label, resume=resume, force=force
+                spec,
+                out,
+                framing,
+                factory,
+                on_episode,
+                label,
+                resume=resume,
+                force=force,
+                on_turn=on_turn,
             )
         finally:
             close = getattr(wrap, "close", None)
@@ -149,6 +158,7 @@ def _run_cell_locked(
     *,
     resume: bool,
     force: bool,
+    on_turn: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     config = cell_config(spec, framing, factory)
     episodes_path = out / EPISODES
@@ -205,7 +215,13 @@ def _run_cell_locked(
         error: ModelError | None = None
         if remaining.seeds:
             try:
-                play_cell(remaining, framing=framing, actor_factory=factory, on_episode=write)
+                play_cell(
+                    remaining,
+                    framing=framing,
+                    actor_factory=factory,
+                    on_episode=write,
+                    on_turn=on_turn,
+                )
             except ModelError as exc:
                 error = exc
     summary = summary_of(spec, framing, done) if done else {"episodes": 0}

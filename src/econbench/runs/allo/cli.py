@@ -318,17 +318,18 @@ def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> Ac
         raise UsageError(str(message)) from None
 
 
-def _progress(console: Console) -> Progress:
+def _progress(console: Console, quiet: bool = False) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
+        disable=quiet,
     )
 
 
-def _presolve(spec: CellSpec, factory: ActorFactory, console: Console) -> None:
+def _presolve(spec: CellSpec, factory: ActorFactory, console: Console, quiet: bool = False) -> None:
     """Solve a ``bayes`` policy's table before the first episode, behind a bar of the solve's
     turns: otherwise the first decision solves it silently (seconds at the defaults, minutes
     for ``bayes:exact``). The episodes then find it in the solver cache."""
@@ -346,6 +347,7 @@ def _presolve(spec: CellSpec, factory: ActorFactory, console: Console) -> None:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        disable=quiet,
     )
     with progress:
         task = progress.add_task("solve", total=2 * spec.stream_config.n_tasks)
@@ -427,7 +429,11 @@ Cell = tuple[CellSpec, ActorFactory, Path]
 
 
 def _run_cells(
-    cells: list[Cell], console: Console, cache: Path | None = None, overwrite: bool = False
+    cells: list[Cell],
+    console: Console,
+    cache: Path | None = None,
+    overwrite: bool = False,
+    quiet: bool = False,
 ) -> list[dict[str, Any]]:
     """Play each cell into its directory; a cell already there is continued (its finished
     episodes kept) unless ``overwrite``."""
@@ -440,16 +446,28 @@ def _run_cells(
                 check_continuable(spec, out, _framing_for(spec, framings), factory)
             except CellResumeError as exc:
                 _fail(_refusal(out, exc))
-    with _progress(console) as progress:
+    with _progress(console, quiet) as progress:
         task = progress.add_task("episodes", total=total)
         for spec, factory, out in cells:
             progress.update(task, description=spec.slug())
-
-            def advance(_: Episode) -> None:
-                progress.advance(task)
-
-            # A model's cell builds its own actors so that every call is recorded.
+            # A model's cell builds its own actors so that every call is recorded; its
+            # episodes are slow (a model call a turn), so a second bar follows their turns.
             settings = getattr(factory, "settings", None)
+            turns = (
+                progress.add_task("  turns", total=spec.stream_config.n_tasks)
+                if settings is not None
+                else None
+            )
+
+            def advance(_: Episode, turns: Any = turns) -> None:
+                progress.advance(task)
+                if turns is not None:
+                    progress.update(turns, completed=0)
+
+            def turn_begins(t: int, n: int, turns: Any = turns) -> None:
+                if turns is not None:
+                    progress.update(turns, completed=t, total=n)
+
             try:
                 summary = run_cell(
                     spec,
@@ -458,6 +476,7 @@ def _run_cells(
                     actor_factory=None if settings is not None else factory,
                     models={spec.policy: settings} if settings is not None else None,
                     on_episode=advance,
+                    on_turn=turn_begins if turns is not None else None,
                     cache=cache,
                     resume=continues_cell(out, overwrite),
                 )
@@ -468,6 +487,8 @@ def _run_cells(
                 progress.stop()
                 console.print(f"[bold red]stopped:[/] {escape(str(exc))}")
                 raise typer.Exit(code=1) from None
+            if turns is not None:
+                progress.remove_task(turns)
             summaries.append({**summary, "dir": str(out)})
     return summaries
 
@@ -512,6 +533,9 @@ def run(
     cache: CacheOption = None,
     overwrite: OverwriteOption = False,
     sandbox_allow_weak: SandboxAllowWeakOption = False,
+    quiet: Annotated[
+        bool, typer.Option(help="No progress display; print only the cell's directory.")
+    ] = False,
 ) -> None:
     """Play one configuration and write episodes.jsonl, summary.json and config.json.
 
@@ -541,8 +565,8 @@ def run(
         _fail(str(exc))
     console = Console(stderr=True)
     try:
-        _presolve(spec, factory, console)
-        [summary] = _run_cells([(spec, factory, target)], console, cache_path, overwrite)
+        _presolve(spec, factory, console, quiet)
+        [summary] = _run_cells([(spec, factory, target)], console, cache_path, overwrite, quiet)
     except KeyboardInterrupt:
         console.print(
             f"[bold red]interrupted:[/] the episodes finished so far are kept in "
@@ -552,6 +576,9 @@ def run(
             highlight=False,
         )
         raise typer.Exit(code=130) from None
+    if quiet:
+        typer.echo(str(target))
+        return
     Console().print(_run_table(summary, f"AlloBench {spec.framing} · {spec.policy}"))
     typer.echo(f"wrote {target}/episodes.jsonl, summary.json, config.json")
 
