@@ -19,7 +19,6 @@ busy shared machine reads high.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import resource
@@ -35,11 +34,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.6
 """The issue's target for the whole command, CPU seconds."""
-RUN_MODULES = ("econbench.runs.coffee.run", "econbench.coffee.run")
-"""Where ``run_to_dir`` lives (the first that imports): the run layer, or the older place;
-likewise the ``coffee`` sub-command and ``load_config``."""
-CLI_MODULES = ("econbench.runs.coffee.cli", "econbench.coffee.cli")
-CONFIG_MODULES = ("econbench.runs.coffee.config", "econbench.coffee.config")
 PARTS = ("imports", "simulation", "event writing", "checkpoints", "  of which state JSON")
 
 
@@ -78,27 +72,15 @@ def _timed(owner: Any, attr: str, totals: dict[str, float], part: str) -> None:
     setattr(owner, attr, wrapper)
 
 
-def first_module(names: tuple[str, ...]) -> Any:
-    """The first of ``names`` that imports (the layout moved modules between versions)."""
-    for name in names:
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not name.startswith(exc.name):
-                raise  # the module is there but something it imports is not
-            continue
-    raise SystemExit(f"none of {', '.join(names)} imports")
-
-
 def child(out: Path) -> dict[str, float]:
     """One breakdown, in this (fresh) interpreter."""
     start = time.process_time()
-    importlib.import_module("econbench.cli")
-    run_module = first_module(RUN_MODULES)
-    first_module(CLI_MODULES)
-    load_config = first_module(CONFIG_MODULES).load_config
+    import econbench.cli
+    import econbench.runs.coffee.cli  # noqa: F401
     from econbench.coffee.events import JsonlSink
     from econbench.coffee.sim import CoffeeRun
+    from econbench.runs.coffee.config import load_config
+    from econbench.runs.coffee.run import run_to_dir
 
     imports = time.process_time() - start
     totals = dict.fromkeys(PARTS, 0.0)
@@ -107,7 +89,7 @@ def child(out: Path) -> dict[str, float]:
     _timed(CoffeeRun, "state_json", totals, "  of which state JSON")
     config = load_config(None, {"seed": 0, "days": 90, "agents": {"default": "scripted"}})
     start = time.process_time()
-    run_module.run_to_dir(config, out, overwrite=True)
+    run_to_dir(config, out, overwrite=True)
     whole = time.process_time() - start
     totals["imports"] = imports
     totals["simulation"] = whole - totals["event writing"] - totals["checkpoints"]

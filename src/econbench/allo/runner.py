@@ -90,6 +90,8 @@ from econbench.allo.stream import (
 from econbench.suggest import did_you_mean
 
 SCHEMA_VERSION = 1
+PAPER_TASKS = StreamConfig().n_tasks
+"""The paper's episode length; other lengths are named in a cell's slug."""
 NO_TOOLS = {"status": "error", "error": "ignored: this game has no tools; answer in text"}
 
 
@@ -440,8 +442,9 @@ class CellSpec:
 
     def slug(self) -> str:
         """Directory name: ``<framing>-<policy>-k<K>-b<B>`` (plus the skin for R0 reskins,
-        ``-econbench`` for that protocol, and ``-numpy`` / ``-cellstreams`` for the non-default
-        stream choices)."""
+        ``-econbench`` for that protocol, ``-numpy`` / ``-cellstreams`` for the non-default
+        stream choices, and ``-t<N>`` for episodes of other than the paper's 60 tasks, so a
+        short game never shares a directory or a label with the full one)."""
         k = str(int(self.cost)) if float(self.cost).is_integer() else str(self.cost)
         base = f"{self.framing}-{safe_name(self.policy)}-k{k}-b{self.budget}"
         if self.skin != "default":
@@ -452,6 +455,8 @@ class CellSpec:
             base = f"{base}-{self.config.generator}"
         if self.stream_budget != "fixed":
             base = f"{base}-{self.stream_budget}streams"
+        if self.config.n_tasks != PAPER_TASKS:
+            base = f"{base}-t{self.config.n_tasks}"
         return base
 
     def to_dict(self) -> dict[str, Any]:

@@ -202,10 +202,13 @@ class World:
 
     def log(self, event: events.Event) -> None:
         """Append ``event`` to the log: the header (seq, day, time, type), then its payload."""
+        self._write(event.TYPE, event.payload())
+
+    def _write(self, type_: str, payload: dict[str, Any]) -> None:
         self.state.counters.event += 1
         line = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
-        line["type"] = event.TYPE
-        line.update(event.payload())
+        line["type"] = type_
+        line.update(payload)
         self.sink.write(line)
 
     def log_at(self, minute: int, event: events.Event) -> None:
@@ -223,11 +226,7 @@ class World:
         needs; everything else goes through ``log``."""
         if type_ not in events.EVENT_TYPES:
             raise KeyError(f"event type {type_!r} is not in the catalogue (coffee/events.py)")
-        self.state.counters.event += 1
-        line = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
-        line["type"] = type_
-        line.update(data)
-        self.sink.write(line)
+        self._write(type_, data)
 
     def toolkit(self, firm_id: str) -> Any:
         kit = self._toolkits.get(firm_id)

@@ -38,7 +38,7 @@ from econbench.allo.actors import ActorFactory
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.policies import EXACT_TASKS_LIMIT
-from econbench.allo.runner import CellSpec, Episode, make_factory
+from econbench.allo.runner import PAPER_TASKS, CellSpec, Episode, make_factory
 from econbench.allo.stream import (
     GENERATORS,
     STREAM_BUDGETS,
@@ -170,7 +170,6 @@ def _stream_options(streams: str, stream_budget: str) -> tuple[StreamConfig, Any
     return StreamConfig(generator=gen), budget_mode  # type: ignore[arg-type]
 
 
-PAPER_TASKS = StreamConfig().n_tasks
 """The paper's episode length (60 tasks)."""
 
 
@@ -181,14 +180,6 @@ def _with_tasks(config: StreamConfig, tasks: int) -> StreamConfig:
     if tasks < 1:
         raise UsageError(f"--tasks must be at least 1, got {tasks}")
     return StreamConfig.model_validate({**config.model_dump(), "n_tasks": tasks})
-
-
-def _run_slug(spec: CellSpec) -> str:
-    """The default directory name of ``allo run``: the cell's slug, plus ``-tN`` when an
-    episode has other than the paper's 60 tasks, so a short game never lands in (and is
-    refused by) the directory of the full one."""
-    n_tasks = spec.config.n_tasks
-    return spec.slug() + ("" if n_tasks == PAPER_TASKS else f"-t{n_tasks}")
 
 
 def _fail(message: str) -> None:
@@ -558,7 +549,7 @@ def run(
             protocol=protocol.strip().lower(),
         )
         factory = _check(spec, models)
-        target = _out_dir(out if out is not None else DEFAULT_OUT / _run_slug(spec))
+        target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
         _continues(target, overwrite)
         _sandbox_preflight([spec], sandbox_allow_weak)
     except UsageError as exc:
