@@ -1,4 +1,5 @@
-"""Model names, per-model settings, API keys and the provider factory.
+"""Model names, API keys and the provider factory; per-model settings (``ModelSettings``, from
+``econbench.agents.models.settings``) are importable from here too.
 
 A model is named ``provider/model``: ``openai/gpt-5.5``, ``anthropic/claude-sonnet-4-6``,
 ``google/gemini-3.1-pro`` or ``openai-compatible/NAME`` (any server speaking OpenAI Chat
@@ -19,13 +20,9 @@ from __future__ import annotations
 
 import copy
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
-
-from dotenv import dotenv_values, find_dotenv
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from econbench.agents.models._http import redact
 from econbench.agents.models.base import (
@@ -39,13 +36,13 @@ from econbench.agents.models.base import (
 from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.errors import ModelConfigError
 from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
-from econbench.agents.models.retry import (
-    DEFAULT_MAX_BACKOFF_S,
-    DEFAULT_MAX_RETRIES,
-    MAX_BACKOFF_LIMIT_S,
-    MAX_RETRIES_LIMIT,
-    ConcurrencyLimiter,
-    RetryPolicy,
+from econbench.agents.models.retry import ConcurrencyLimiter
+from econbench.agents.models.settings import (
+    LOCAL_ONLY_SETTINGS,
+    OPENAI_ONLY_SETTINGS,
+    ModelSettings,
+    SettingsArg,
+    settings_for,
 )
 from econbench.agents.tools import ToolSpec
 from econbench.suggest import did_you_mean
@@ -54,17 +51,6 @@ PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "google", "openai-compatibl
 SCRIPTED = "scripted"
 LOCAL = "hf"
 """Local transformers models (``hf/PATH``): no key, no base URL, no price."""
-LOCAL_ONLY_SETTINGS = ("adapter", "device", "dtype", "top_p", "seed")
-OPENAI_ONLY_SETTINGS = (
-    "compat",
-    "tool_choice",
-    "tool_call_content",
-    "max_tokens_field",
-    "parallel_tool_calls",
-)
-"""The wire-form settings of the OpenAI providers (``econbench.agents.models.compat``)."""
-RETRY_SETTINGS = ("max_retries", "max_backoff_s")
-"""Written only when set, like the wire forms, so existing configs keep their hashes."""
 
 #: Where each provider's key is looked up, in order, unless settings name ``api_key_env``.
 #: ``openai-compatible`` has none: its server is whatever host ``base_url`` names, and
@@ -94,8 +80,6 @@ VALID_FORMS = (
     "folder, e.g. hf/models/smollm2 from `econbench models prepare smollm2`)"
 )
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
 
 class MissingKeyError(ModelConfigError):
     """An API key (or a base URL) a run needs is not set; the message says what to set."""
@@ -103,151 +87,6 @@ class MissingKeyError(ModelConfigError):
     def __init__(self, message: str, variables: list[str] | None = None) -> None:
         super().__init__(message)
         self.variables = variables or []
-
-
-# --------------------------------------------------------------------------- settings
-
-
-class ModelSettings(BaseModel):
-    """Per-model settings from an experiment config; ``None`` means the provider's default.
-
-    No field holds a key: ``api_key_env`` names the variable to read it from, so a config
-    file (which is copied into every run directory) can never leak one.
-    """
-
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, frozen=True)
-
-    temperature: float | None = Field(None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, gt=0, le=10_000_000)
-    reasoning_effort: str | None = None
-    thinking_budget: int | None = Field(None, ge=0, le=10_000_000)
-    base_url: str | None = None
-    api_key_env: str | None = None
-    api: Literal["chat", "responses"] | None = None
-    context_window: int | None = Field(None, gt=0, le=100_000_000)
-    timeout_s: float = Field(120.0, gt=0, le=86_400.0)
-    max_concurrency: int = Field(8, ge=1, le=4096)
-    compaction_threshold: float = Field(0.8, gt=0.0, le=1.0)
-    # Retries of transient failures (``econbench.agents.models.retry.RetryPolicy``):
-    max_retries: int | None = Field(None, ge=0, le=MAX_RETRIES_LIMIT)
-    """Retries after the first attempt on a rate limit, 5xx or timeout (default 5)."""
-    max_backoff_s: float | None = Field(None, gt=0.0, le=MAX_BACKOFF_LIMIT_S)
-    """The longest backoff wait between attempts (default 60 s; a server's longer
-    ``Retry-After`` is still honoured, up to 600 s)."""
-    # OpenAI and OpenAI-compatible models only (``econbench.agents.models.compat``):
-    compat: str | None = None
-    """The server's quirk profile: generic (the openai-compatible default), llama.cpp,
-    vllm, ollama or openai; the fields below override single entries of it."""
-    tool_choice: Literal["auto", "required", "none"] | None = None
-    tool_call_content: Literal["empty", "omit"] | None = None
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
-    parallel_tool_calls: bool | None = None
-    # Local models (hf/PATH) only:
-    adapter: str | None = None
-    """A peft LoRA adapter folder loaded on top of the model."""
-    device: Literal["auto", "cpu", "cuda"] | None = None
-    dtype: Literal["auto", "float32", "bfloat16"] | None = None
-    top_p: float | None = Field(None, gt=0.0, le=1.0)
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
-    """Mixed into every request's sampling seed (the same request gets the same reply)."""
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name(cls, value: str | None) -> str | None:
-        if value is not None and not _ENV_NAME.match(value):
-            # Never echo the value: a key pasted here by mistake must not reach a log.
-            raise ValueError(
-                "api_key_env must be the NAME of an environment variable (e.g. MOONSHOT_API_KEY),"
-                " not the key itself"
-            )
-        return value
-
-    @field_validator("compat")
-    @classmethod
-    def _compat(cls, value: str | None) -> str | None:
-        from econbench.agents.models.compat import PROFILES
-
-        if value is not None and value.strip().lower() not in PROFILES:
-            raise ValueError(f"compat must be one of {', '.join(PROFILES)}")
-        return value.strip().lower() if value is not None else None
-
-    @model_serializer(mode="wrap")
-    def _without_unset_wire_forms(self, handler: Any) -> dict[str, Any]:
-        """The wire-form fields appear only when set, so the ``config.json`` and experiment
-        hashes of every config that does not use them stay what they were."""
-        data = handler(self)
-        for field in (*OPENAI_ONLY_SETTINGS, *RETRY_SETTINGS):
-            if data.get(field, "") is None:
-                del data[field]
-        return data
-
-    def retry_policy(self) -> RetryPolicy:
-        """How this model's transient failures are retried (the defaults where unset)."""
-        return RetryPolicy(
-            max_retries=DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries,
-            max_backoff_s=(
-                DEFAULT_MAX_BACKOFF_S if self.max_backoff_s is None else self.max_backoff_s
-            ),
-        )
-
-    def compat_profile(self, *, compatible: bool) -> Any:
-        """The ``Compat`` an OpenAI provider is built with, or ``None`` when nothing is set (so a
-        provider keeps its own default: generic for openai-compatible/, openai for openai/)."""
-        from econbench.agents.models.compat import resolve
-
-        overrides = {f: getattr(self, f) for f in OPENAI_ONLY_SETTINGS if f != "compat"}
-        if self.compat is None and all(v is None for v in overrides.values()):
-            return None
-        try:
-            return resolve(self.compat, compatible=compatible, **overrides)
-        except ValueError as exc:
-            raise ModelConfigError(str(exc)) from None
-
-    @field_validator("reasoning_effort")
-    @classmethod
-    def _effort(cls, value: str | None) -> str | None:
-        return value.strip().lower() if value is not None else None
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip()
-        if not re.match(r"^https?://[^/\s]+", value):
-            raise ValueError("base_url must be an http(s) URL, e.g. http://127.0.0.1:8000/v1")
-        return value
-
-    def generate_config(self) -> GenerateConfig:
-        """The per-call config the provider's ``generate`` receives (``top_p``, ``seed`` and the
-        wire-form settings travel in ``extra`` only when set, so other models' requests, cache
-        keys and recordings are unchanged)."""
-        pairs = [("top_p", self.top_p), ("seed", self.seed)]
-        pairs += [(f, getattr(self, f)) for f in OPENAI_ONLY_SETTINGS]  # they shape the reply
-        extra = {k: v for k, v in pairs if v is not None}
-        return GenerateConfig(
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            reasoning_effort=self.reasoning_effort,
-            thinking_budget=self.thinking_budget,
-            timeout_s=self.timeout_s,
-            extra=extra,
-        )
-
-
-SettingsArg = ModelSettings | Mapping[str, ModelSettings] | None
-
-
-def settings_for(name: str, settings: SettingsArg) -> ModelSettings:
-    """One model's settings from a single ``ModelSettings`` or a ``{name: settings}`` map."""
-    if settings is None:
-        return ModelSettings()
-    if isinstance(settings, ModelSettings):
-        return settings
-    found = settings.get(name)
-    if found is None:
-        found = settings.get(name.strip())
-    return found if found is not None else ModelSettings()
 
 
 # --------------------------------------------------------------------------- names
@@ -329,6 +168,8 @@ def unregister_scripted(name: str) -> None:
 
 def _dotenv(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """The ``.env`` file's values (nearest one from the working directory up), unapplied."""
+    from dotenv import dotenv_values, find_dotenv  # only when a key or URL is looked up
+
     found = os.fspath(path) if path is not None else find_dotenv(usecwd=True)
     if not found or not os.path.isfile(found):
         return {}

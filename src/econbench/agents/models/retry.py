@@ -23,18 +23,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from econbench.agents.models.base import FatalModelError, TransientModelError
+from econbench.agents.models.settings import (  # the settings' defaults and bounds
+    DEFAULT_MAX_BACKOFF_S,
+    DEFAULT_MAX_RETRIES,
+    MAX_BACKOFF_LIMIT_S,
+    MAX_RETRIES_LIMIT,
+)
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_RETRIES = 5
-"""Retries after the first attempt when a model's settings name none (six attempts)."""
-DEFAULT_MAX_BACKOFF_S = 60.0
-"""The longest backoff wait when a model's settings name none."""
-MAX_RETRIES_LIMIT = 100
-MAX_BACKOFF_LIMIT_S = 3_600.0
-"""Upper bounds of the per-model settings: beyond them a run would stall for hours on one
-failing call, which is a typo, not a policy."""
 
 
 @dataclass(frozen=True)

@@ -15,29 +15,25 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from econbench.agents.models.base import ModelProvider, ProviderWrap
-from econbench.agents.models.registry import (
-    build_provider,
-    check_keys,
-    make_limiter,
-    parse_model_name,
-)
-from econbench.agents.models.retry import ConcurrencyLimiter
-from econbench.agents.policy import Actor
-from econbench.agents.react import CompactionSettings, LLMAgent
 from econbench.coffee.config import FIRMS, is_model, role_of
 from econbench.coffee.policies import UnknownPolicyError, make_policy
-from econbench.coffee.prompts import system_prompt
-from econbench.coffee.render import render_observation
 from econbench.coffee.sim import scripted_policy
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.resume import custom_name, is_custom
 
+if TYPE_CHECKING:  # the model side is imported only when a model plays
+    from econbench.agents.models.base import ProviderWrap
+    from econbench.agents.models.retry import ConcurrencyLimiter
+    from econbench.agents.policy import Actor
+    from econbench.agents.react import LLMAgent
+
 
 def run_limiter(config: RunConfig) -> ConcurrencyLimiter:
     """One concurrency limiter per run, keyed by provider."""
+    from econbench.agents.models.registry import make_limiter
+
     models = [config.policy_for(f) for f in FIRMS if is_model(config.policy_for(f))]
     return make_limiter(models, dict(config.models))
 
@@ -53,6 +49,12 @@ def model_policy(
     """The LLM agent that plays ``firm_id`` with model ``name``; ``wrap`` (recording,
     replay, a cache) is applied to its provider. Its events go wherever the run binds them
     (``CoffeeRun`` logs them in the run's event log)."""
+    from econbench.agents.models.base import ModelProvider
+    from econbench.agents.models.registry import build_provider
+    from econbench.agents.react import CompactionSettings, LLMAgent
+    from econbench.coffee.prompts import system_prompt
+    from econbench.coffee.render import render_observation
+
     settings = config.model_settings(name)
     provider: ModelProvider = build_provider(name, settings)
     if wrap is not None:
@@ -79,14 +81,16 @@ def firm_policies(
 ) -> dict[str, Actor]:
     """Every firm's policy: the ``given`` ones first, then, in canonical firm order, an LLM
     agent for a model name or the scripted policy (the order ``CoffeeRun`` starts them and
-    checkpoints their state in)."""
-    limiter = run_limiter(config)
+    checkpoints their state in). The limiter is built only when a model plays."""
+    models_play = any(is_model(config.policy_for(f)) for f in FIRMS)
+    limiter = run_limiter(config) if models_play else None
     policies = dict(given or {})
     for firm_id in FIRMS:
         if firm_id in policies:
             continue
         name = config.policy_for(firm_id)
         if is_model(name):
+            assert limiter is not None  # built above: a model plays
             policies[firm_id] = model_policy(name, firm_id, config, limiter=limiter, wrap=wrap)
         else:
             policies[firm_id] = scripted_policy(config, firm_id)
@@ -123,9 +127,13 @@ def validate_agents(config: RunConfig, given: Mapping[str, Any] | None = None) -
                 "pass the policy object itself (econbench.api.run_coffee(policies=...))"
             )
         if is_model(name):
+            from econbench.agents.models.registry import parse_model_name
+
             parse_model_name(name)
             models.append(name)
         else:
             make_policy(name, role_of(firm_id))
     if models:
+        from econbench.agents.models.registry import check_keys
+
         check_keys(models, {name: config.model_settings(name) for name in models})

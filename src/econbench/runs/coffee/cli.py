@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from econbench.agents.models.registry import ModelConfigError
+from econbench.agents.models.errors import ModelConfigError
 from econbench.coffee.config import ConfigError, EconomyConfig
-from econbench.coffee.headroom import both_regimes
 from econbench.coffee.policies import UnknownPolicyError
 from econbench.runs.coffee.agents import validate_agents
 from econbench.runs.coffee.config import RunConfig, load_config, parse_agents
@@ -21,19 +18,42 @@ from econbench.runs.layout import CHECKPOINT, LOCK, SUMMARY
 from econbench.runs.lock import RunLockedError
 from econbench.runs.store import RunDirError, check_out_dir, default_run_dir, holds_unplayed_run
 
+if TYPE_CHECKING:  # Rich is imported where something is printed with it: --quiet needs none
+    from rich.console import Console
+    from rich.table import Table
+
 PAPER_DAYS = 90
 """The paper's horizon: its headroom figures are comparable only for this economy."""
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)  # help shows [run] as written
-console = Console()
-if not console.is_terminal:
-    console = Console(width=120)  # logs and pipes: no wrapping at the 80-column default
-err_console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 120)
+
+
+@functools.cache
+def stdout_console() -> Console:
+    """The console for tables and messages, made on first use."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=120)  # logs and pipes: no wrapping at the 80-column default
+    return console
+
+
+@functools.cache
+def stderr_console() -> Console:
+    """The console for errors, made on first use."""
+    from rich.console import Console
+
+    return Console(stderr=True, width=None if Console(stderr=True).is_terminal else 120)
 
 
 def fail(message: str) -> typer.Exit:
     """Print ``error: message`` as it is (no markup, never wrapped) for exit code 2."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    from rich.markup import escape
+
+    stderr_console().print(
+        f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False
+    )
     return typer.Exit(code=2)
 
 
@@ -113,20 +133,22 @@ def run_command(
         if quiet:
             typer.echo(str(run_dir))
             continue
+        from rich.markup import escape
+
         if seeds is None:
-            console.print(summary_table(summaries[-1]))
+            stdout_console().print(summary_table(summaries[-1]))
             print_usage(summaries)
         if summaries[-1].get("ended_early"):
-            console.print(
+            stdout_console().print(
                 f"[yellow]The run of seed {config.seed} ended early: roaster_A went bankrupt "
                 f"on day {summaries[-1]['firms']['roaster_A']['bankrupt_day']}.[/]"
             )
-        console.print(
+        stdout_console().print(
             f"Run written to [bold]{escape(str(run_dir))}[/] "
             "(summary.json, events.jsonl, daily.jsonl)"
         )
     if seeds is not None and not quiet:
-        console.print(seeds_table(summaries))
+        stdout_console().print(seeds_table(summaries))
         print_usage(summaries)
 
 
@@ -134,7 +156,7 @@ def print_usage(summaries: list[dict]) -> None:
     """The model-usage table, when a model played."""
     table = usage_table(summaries)
     if table is not None:
-        console.print(table)
+        stdout_console().print(table)
 
 
 def parse_seed_text(text: str) -> list[int]:
@@ -214,7 +236,11 @@ def stopped(message: str, not_started: list[Path]) -> None:
             f"\nSeeds {names} did not start; run them with --seeds {names.replace(' ', '')} "
             f"--out {not_started[0].parent}"
         )
-    err_console.print(f"[bold red]stopped:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    from rich.markup import escape
+
+    stderr_console().print(
+        f"[bold red]stopped:[/] {escape(message)}", soft_wrap=True, highlight=False
+    )
 
 
 class DayBar:
@@ -266,7 +292,7 @@ def day_progress() -> Any:
         MofNCompleteColumn(),
         TextColumn("days"),
         TimeElapsedColumn(),
-        console=console,
+        console=stdout_console(),
         transient=False,
     )
 
@@ -275,6 +301,9 @@ def usage_table(summaries: list[dict]) -> Table | None:
     """Model calls, tokens and cost of each model-played firm over ``summaries`` (one run or
     every seed), or ``None`` when only scripted firms played. A cost with calls the price
     table does not know is a lower bound (``≥``)."""
+    from rich.markup import escape
+    from rich.table import Table
+
     firms = [
         f for f in summaries[0]["firms"] if any(s["firms"][f].get("llm_calls") for s in summaries)
     ]
@@ -305,6 +334,9 @@ USAGE_COUNTS = ("llm_calls", "input_tokens", "cached_input_tokens", "output_toke
 
 
 def summary_table(summary: dict) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(
         title=f"CoffeeBench seed {summary['seed']}: {summary['days_run']} days, "
         f"{summary['deals']} deals, {summary['consumer_sales_kg']} kg sold to consumers"
@@ -333,6 +365,9 @@ MAX_SEED_COLUMNS = 8
 def seeds_table(summaries: list[dict]) -> Table:
     """One row per firm over every seed run: net income per seed, mean and spread."""
     import statistics
+
+    from rich.markup import escape
+    from rich.table import Table
 
     seeds = [s["seed"] for s in summaries]
     table = Table(title=f"CoffeeBench, {len(seeds)} seeds: net income per firm")
@@ -364,6 +399,10 @@ def headroom_command(
     days: Annotated[int | None, typer.Option(help="Horizon in days (default 90).")] = None,
 ) -> None:
     """The paper's headroom analysis: an upper bound on roaster_A's net income."""
+    from rich.table import Table
+
+    from econbench.coffee.headroom import both_regimes
+
     try:
         config = load_config(config_file, {"days": days})
     except ConfigError as exc:
@@ -388,17 +427,17 @@ def headroom_command(
     ]
     for label, key, fmt in lines:
         table.add_row(label, *(fmt.format(getattr(r, key)) for r in rows))
-    console.print(table)
+    stdout_console().print(table)
     duopoly = rows[1].net_income
     if duopoly <= 0:
-        console.print("The duopoly bound is not positive under this economy.")
+        stdout_console().print("The duopoly bound is not positive under this economy.")
     elif config.days == PAPER_DAYS and config.economy == EconomyConfig():
-        console.print(
+        stdout_console().print(
             f"The best model in the paper (+$3,109) reached {3109 / duopoly:.1%} of the "
             "duopoly bound."
         )
     else:
-        console.print(
+        stdout_console().print(
             "The paper's figures (best model +$3,109 of ≈ $23,800) are for its own 90-day "
             "economy; no comparison is made for this horizon or economy."
         )
@@ -431,6 +470,8 @@ def exploits_command(
 ) -> None:
     """Search for collusion that pays: a group trading only among itself vs doing nothing."""
     import json
+
+    from rich.table import Table
 
     from econbench.allo.stream import parse_seeds
     from econbench.coffee.exploits import (
@@ -482,20 +523,20 @@ def exploits_command(
             + (f", bankrupt {','.join(best.bankrupt)}" if best.bankrupt else "")
             + f": {best.plan.describe(2)}"
         )
-    console.print(table)
-    console.print("The best run of each tactic in which the group traded:", markup=False)
+    stdout_console().print(table)
+    stdout_console().print("The best run of each tactic in which the group traded:", markup=False)
     for note in notes:
-        console.print(note, markup=False, soft_wrap=True)
+        stdout_console().print(note, markup=False, soft_wrap=True)
     if json_file is not None:
         json_file.write_text(json.dumps(report.to_dict(), indent=2))
-        console.print(f"Figures written to [bold]{json_file}[/]")
+        stdout_console().print(f"Figures written to [bold]{json_file}[/]")
     failing = report.failing()
     if failing:
-        console.print(
+        stdout_console().print(
             f"[bold red]{len(failing)} tactic(s) gain more than ${tolerance:.2f}:[/] "
             + ", ".join(r.tactic for r in failing)
         )
     else:
-        console.print(f"[green]No tactic gains more than ${tolerance:.2f}.[/]")
+        stdout_console().print(f"[green]No tactic gains more than ${tolerance:.2f}.[/]")
     if check and failing:
         raise typer.Exit(code=1)

@@ -9,13 +9,12 @@ the model-driven agents.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, model_serializer, model_validator
 
-from econbench.agents.models.registry import ModelSettings
+from econbench.agents.models.settings import ModelSettings
 from econbench.coffee.config import FIRMS, ConfigError, WorldConfig, format_validation
 from econbench.suggest import did_you_mean
 
@@ -63,6 +62,8 @@ def _file_position(error: Any) -> int:
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's tables; a missing, unreadable or malformed file is a one-line
     ``ConfigError``."""
+    import tomllib  # only when a file is given
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
