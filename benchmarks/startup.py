@@ -11,12 +11,17 @@ economy (every firm on its ``passive`` model, 90 days, seed 0) is timed in the s
 exported to a temporary directory) and ``--reference-python`` (it needs Python 3.12; its
 passive run uses the standard library only). Otherwise the script says why it is skipped.
 
+The import figure of a 2-day all-scripted ``coffee run --quiet`` follows: what ``-X importtime``
+reports (the self time of every module, summed, median of ``--runs``), by top-level package,
+so an import that creeps back onto the run's path shows up by name.
+
     .venv/bin/python benchmarks/startup.py [--runs 5] [--reference DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import resource
 import shutil
@@ -90,6 +95,58 @@ def econbench_commands(work: Path) -> list[tuple[str, list[str]]]:
             ],
         ),
     ]  # fmt: skip
+
+
+IMPORT_RUN = ["coffee", "run", "--agent", "default=scripted", "--days", "2", "--quiet"]
+"""The command whose imports are shown: the days are few, so start-up is most of it."""
+IMPORTS_LABEL = f"imports of `econbench {' '.join(IMPORT_RUN)}`"
+
+
+@dataclass(frozen=True)
+class ImportFigure:
+    """One process's ``-X importtime`` report: self microseconds per module, in load order."""
+
+    self_us: dict[str, int]
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.self_us.values()) / 1000
+
+    def by_package(self) -> list[tuple[str, float]]:
+        """Milliseconds per top-level package, largest first."""
+        sums: collections.Counter[str] = collections.Counter()
+        for module, us in self.self_us.items():
+            sums[module.split(".")[0]] += us
+        return [(name, us / 1000) for name, us in sums.most_common()]
+
+
+def import_figure(work: Path) -> ImportFigure:
+    """The imports of one scripted 2-day run (``python -X importtime``, stderr parsed)."""
+    argv = [sys.executable, "-X", "importtime", "-m", "econbench.cli", *IMPORT_RUN]
+    argv += ["--overwrite", "--out", str(work / "imports")]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    self_us: dict[str, int] = {}
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        own, _, name = line.removeprefix("import time:").split("|")
+        self_us[name.strip()] = int(own)
+    return ImportFigure(self_us)
+
+
+def print_imports(runs: int, work: Path) -> None:
+    """The median run's import time, its module count and its largest packages."""
+    import_figure(work)  # warm the bytecode
+    figures = sorted((import_figure(work) for _ in range(runs)), key=lambda f: f.total_ms)
+    median = figures[len(figures) // 2]
+    print(
+        f"{median.total_ms / 1000:7.3f} s  {IMPORTS_LABEL} "
+        f"({len(median.self_us)} modules; -X importtime self times, median run)"
+    )
+    top = ", ".join(f"{name} {ms:.0f}" for name, ms in median.by_package()[:12])
+    print(f"          by package (ms): {top}")
 
 
 def reference_checkout(option: Path | None, work: Path) -> tuple[Path | None, str]:
@@ -174,6 +231,8 @@ def main() -> None:
             goal = f"   (target ≤ {target:.2f} s)" if target is not None else ""
             spread = f"{min(figure.cpu_s):.3f}–{max(figure.cpu_s):.3f}"
             print(f"{figure.median:7.3f} s  [{spread}]  {label}{goal}", flush=True)
+        if not any(s in IMPORTS_LABEL for s in args.skip):
+            print_imports(args.runs, work)
         reference = reference_figure(args, work)
         if isinstance(reference, str):
             print(f"reference implementation not timed: {reference}")
