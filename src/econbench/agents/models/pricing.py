@@ -30,8 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from econbench.agents.models.base import Usage
-
-PRICE_TABLE_VERSION = "2026-11-29"
+from econbench.agents.models.price_version import PRICE_TABLE_VERSION  # bumped there
 
 PriceSource = Literal["list", "estimate", "config"]
 
