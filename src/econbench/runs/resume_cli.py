@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from econbench.agents.models.base import ModelError
-from econbench.agents.models.registry import ModelConfigError
+from econbench.agents.models.errors import ModelConfigError
 from econbench.coffee.config import ConfigError
 from econbench.runs.benchmark import ResumeError, StoppedError, get_benchmark
 from econbench.runs.checkpoint import RunFileError
