@@ -56,48 +56,54 @@ def _entropy_words(entropy: int | Sequence[int]) -> list[int]:
     return words
 
 
-class _Hash:
-    """SeedSequence's ``hashmix``: its multiplier advances with every value it hashes."""
-
-    __slots__ = ("const",)
-
-    def __init__(self) -> None:
-        self.const = _INIT_A
-
-    def __call__(self, value: int) -> int:
-        value ^= self.const
-        self.const = (self.const * _MULT_A) & _MASK32
-        value = (value * self.const) & _MASK32
-        return value ^ (value >> _XSHIFT)
+def _hash_steps(count: int, init: int, mult: int) -> list[tuple[int, int]]:
+    """The (xor, multiplier) pair of each of ``count`` successive hashes: SeedSequence's
+    hash constant advances by the same multiplication whatever it hashes, so the pairs are
+    fixed."""
+    steps = []
+    const = init
+    for _ in range(count):
+        nxt = (const * mult) & _MASK32
+        steps.append((const, nxt))
+        const = nxt
+    return steps
 
 
-def _mix(x: int, y: int) -> int:
-    result = (_MIX_MULT_L * x - _MIX_MULT_R * y) & _MASK32
-    return result ^ (result >> _XSHIFT)
+_MIX_STEPS = _hash_steps(_POOL_SIZE * _POOL_SIZE + 4 * _POOL_SIZE, _INIT_A, _MULT_A)
+_STATE_STEPS = _hash_steps(8, _INIT_B, _MULT_B)  # PCG64 asks for 4 uint64 = 8 uint32 words
+_CROSS = [(src, dst) for src in range(_POOL_SIZE) for dst in range(_POOL_SIZE) if src != dst]
 
 
 def _pool(words: list[int]) -> list[int]:
-    """SeedSequence's ``mix_entropy`` into a pool of four words."""
-    hashmix = _Hash()
-    pool = [hashmix(words[i] if i < len(words) else 0) for i in range(_POOL_SIZE)]
-    for src in range(_POOL_SIZE):
-        for dst in range(_POOL_SIZE):
-            if src != dst:
-                pool[dst] = _mix(pool[dst], hashmix(pool[src]))
+    """SeedSequence's ``mix_entropy``: hash the words into a pool of four, then mix every
+    pool word into every other and any words beyond the fourth into all four."""
+    needed = _POOL_SIZE * _POOL_SIZE + _POOL_SIZE * max(0, len(words) - _POOL_SIZE)
+    steps = iter(_MIX_STEPS if needed <= len(_MIX_STEPS) else _hash_steps(needed, _INIT_A, _MULT_A))
+    pool = []
+    for i in range(_POOL_SIZE):
+        xor, mult = next(steps)
+        value = (((words[i] if i < len(words) else 0) ^ xor) * mult) & _MASK32
+        pool.append(value ^ (value >> _XSHIFT))
+    for src, dst in _CROSS:
+        xor, mult = next(steps)
+        value = ((pool[src] ^ xor) * mult) & _MASK32
+        mixed = (_MIX_MULT_L * pool[dst] - _MIX_MULT_R * (value ^ (value >> _XSHIFT))) & _MASK32
+        pool[dst] = mixed ^ (mixed >> _XSHIFT)
     for word in words[_POOL_SIZE:]:
         for dst in range(_POOL_SIZE):
-            pool[dst] = _mix(pool[dst], hashmix(word))
+            xor, mult = next(steps)
+            value = ((word ^ xor) * mult) & _MASK32
+            mixed = _MIX_MULT_L * pool[dst] - _MIX_MULT_R * (value ^ (value >> _XSHIFT))
+            mixed &= _MASK32
+            pool[dst] = mixed ^ (mixed >> _XSHIFT)
     return pool
 
 
-def _state_words(pool: list[int], n_words: int) -> list[int]:
-    """SeedSequence's ``generate_state(n_words, uint32)``."""
-    const = _INIT_B
+def _state_words(pool: list[int]) -> list[int]:
+    """SeedSequence's ``generate_state(8, uint32)``: the pool, cycled and hashed."""
     out = []
-    for i in range(n_words):
-        value = pool[i % _POOL_SIZE] ^ const
-        const = (const * _MULT_B) & _MASK32
-        value = (value * const) & _MASK32
+    for i, (xor, mult) in enumerate(_STATE_STEPS):
+        value = ((pool[i % _POOL_SIZE] ^ xor) * mult) & _MASK32
         out.append(value ^ (value >> _XSHIFT))
     return out
 
@@ -110,7 +116,7 @@ class Draws:
     __slots__ = ("_inc", "_state")
 
     def __init__(self, entropy: int | Sequence[int]) -> None:
-        w = _state_words(_pool(_entropy_words(entropy)), 8)
+        w = _state_words(_pool(_entropy_words(entropy)))
         # generate_state(4, uint64) pairs words little-endian: (seed high, seed low, inc
         # high, inc low) as PCG64 reads them.
         seed = ((w[0] | w[1] << 32) << 64) | w[2] | w[3] << 32
@@ -140,28 +146,37 @@ class Draws:
         return low + span * ((self._next_uint64() >> 11) * _DOUBLE_UNIT)
 
     def normal(self, loc: float, scale: float, size: int) -> list[float]:
-        """``Generator.normal(loc, scale, size)`` as a list: ``loc + scale * z`` per draw."""
+        """``Generator.normal(loc, scale, size)`` as a list: ``loc + scale * z`` per draw,
+        z from numpy's ``random_standard_normal``. One 64-bit word picks the layer (8 bits),
+        the sign (1 bit) and a 52-bit position; 99% of draws end at the first test, inlined
+        here with the generator's step for speed."""
         loc, scale = float(loc), float(scale)
         if math.copysign(1.0, scale) < 0 and not math.isnan(scale):
             raise ValueError("scale < 0")
-        return [loc + scale * self._standard_normal() for _ in range(index(size))]
-
-    def _standard_normal(self) -> float:
-        """numpy's ``random_standard_normal``: one 64-bit word picks the layer (8 bits), the
-        sign (1 bit) and a 52-bit position; 99% of draws end at the first test."""
-        while True:
-            r = self._next_uint64()
-            layer = r & 0xFF
-            r >>= 8
-            position = (r >> 1) & _MANTISSA
-            x = position * WI[layer]
-            if r & 1:
-                x = -x
-            if position < KI[layer]:
-                return x
-            accepted = self._beyond_core(layer, position, x)
-            if accepted is not None:
-                return accepted
+        out = []
+        state, inc = self._state, self._inc
+        for _ in range(index(size)):
+            while True:
+                state = (state * _PCG_MULTIPLIER + inc) & _MASK128
+                rot = state >> 122
+                word = ((state >> 64) ^ state) & _MASK64
+                r = ((word >> rot) | (word << (64 - rot))) & _MASK64
+                layer = r & 0xFF
+                position = (r >> 9) & _MANTISSA
+                z = position * WI[layer]
+                if r & 0x100:
+                    z = -z
+                if position < KI[layer]:
+                    break
+                self._state = state
+                beyond = self._beyond_core(layer, position, z)
+                state = self._state
+                if beyond is not None:
+                    z = beyond
+                    break
+            out.append(loc + scale * z)
+        self._state = state
+        return out
 
     def _beyond_core(self, layer: int, position: int, x: float) -> float | None:
         """The rare paths: the tail past ``R`` (layer 0) or a layer's wedge; ``None`` when
