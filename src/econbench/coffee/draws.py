@@ -69,9 +69,20 @@ def _hash_steps(count: int, init: int, mult: int) -> list[tuple[int, int]]:
     return steps
 
 
-_MIX_STEPS = _hash_steps(_POOL_SIZE * _POOL_SIZE + 4 * _POOL_SIZE, _INIT_A, _MULT_A)
+_MIX_STEPS = _hash_steps(2 * _POOL_SIZE * _POOL_SIZE, _INIT_A, _MULT_A)  # up to 8 words
 _STATE_STEPS = _hash_steps(8, _INIT_B, _MULT_B)  # PCG64 asks for 4 uint64 = 8 uint32 words
 _CROSS = [(src, dst) for src in range(_POOL_SIZE) for dst in range(_POOL_SIZE) if src != dst]
+
+
+def _hash(value: int, step: tuple[int, int]) -> int:
+    xor, mult = step
+    value = ((value ^ xor) * mult) & _MASK32
+    return value ^ (value >> _XSHIFT)
+
+
+def _mix(x: int, y: int) -> int:
+    result = (_MIX_MULT_L * x - _MIX_MULT_R * y) & _MASK32
+    return result ^ (result >> _XSHIFT)
 
 
 def _pool(words: list[int]) -> list[int]:
@@ -79,33 +90,18 @@ def _pool(words: list[int]) -> list[int]:
     pool word into every other and any words beyond the fourth into all four."""
     needed = _POOL_SIZE * _POOL_SIZE + _POOL_SIZE * max(0, len(words) - _POOL_SIZE)
     steps = iter(_MIX_STEPS if needed <= len(_MIX_STEPS) else _hash_steps(needed, _INIT_A, _MULT_A))
-    pool = []
-    for i in range(_POOL_SIZE):
-        xor, mult = next(steps)
-        value = (((words[i] if i < len(words) else 0) ^ xor) * mult) & _MASK32
-        pool.append(value ^ (value >> _XSHIFT))
+    pool = [_hash(words[i] if i < len(words) else 0, next(steps)) for i in range(_POOL_SIZE)]
     for src, dst in _CROSS:
-        xor, mult = next(steps)
-        value = ((pool[src] ^ xor) * mult) & _MASK32
-        mixed = (_MIX_MULT_L * pool[dst] - _MIX_MULT_R * (value ^ (value >> _XSHIFT))) & _MASK32
-        pool[dst] = mixed ^ (mixed >> _XSHIFT)
+        pool[dst] = _mix(pool[dst], _hash(pool[src], next(steps)))
     for word in words[_POOL_SIZE:]:
         for dst in range(_POOL_SIZE):
-            xor, mult = next(steps)
-            value = ((word ^ xor) * mult) & _MASK32
-            mixed = _MIX_MULT_L * pool[dst] - _MIX_MULT_R * (value ^ (value >> _XSHIFT))
-            mixed &= _MASK32
-            pool[dst] = mixed ^ (mixed >> _XSHIFT)
+            pool[dst] = _mix(pool[dst], _hash(word, next(steps)))
     return pool
 
 
 def _state_words(pool: list[int]) -> list[int]:
     """SeedSequence's ``generate_state(8, uint32)``: the pool, cycled and hashed."""
-    out = []
-    for i, (xor, mult) in enumerate(_STATE_STEPS):
-        value = ((pool[i % _POOL_SIZE] ^ xor) * mult) & _MASK32
-        out.append(value ^ (value >> _XSHIFT))
-    return out
+    return [_hash(pool[i % _POOL_SIZE], step) for i, step in enumerate(_STATE_STEPS)]
 
 
 class Draws:
