@@ -491,7 +491,8 @@ class StateJson:
 
     def _pieces(self, step: _Records, part: list[Any], names: tuple[Any, ...] | None) -> list[str]:
         """Each record's text (``"key":`` first when keyed), serialising only those whose
-        kept text is missing or stale; every record seen is watched from now on."""
+        kept text is missing or stale. A record serialised here is watched from now on; one
+        with a kept text already is (the kept texts are always of watched records)."""
         if set(map(type, part)) != {step.model}:
             raise _Unexpected
         if names is not None and set(map(type, names)) != {str}:
