@@ -8,6 +8,7 @@ Ids are deterministic counters (``L1``, ``O1``, ``D1``, ``INV1``, ``M1``, ``B1``
 from __future__ import annotations
 
 import itertools
+import operator
 import types
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin
@@ -435,7 +436,11 @@ class StateJson:
         used: _Used,
         out: list[str],
     ) -> None:
-        """Append the collection's records, chunk by chunk, to ``out`` (no brackets)."""
+        """Append the collection's records, chunk by chunk, to ``out`` (no brackets).
+
+        A kept chunk whose records (by identity) and keys are the same and unchanged is
+        reused as it is; one that only gained records at its end (the last chunk of a
+        collection that grows) keeps its text and appends theirs."""
         if isinstance(value, dict):
             records: list[Any] = list(value.values())
             keys: list[Any] | None = list(value)
@@ -446,37 +451,69 @@ class StateJson:
         for start in range(0, len(records), size):
             end = start + size
             where = (owner_id, name, start)
+            part = records[start:end]
+            names = None if keys is None else tuple(keys[start:end])
             chunk = kept.get(where)
-            if (
-                chunk is None
-                or chunk.ids != tuple(map(id, records[start:end]))
-                or (keys is not None and chunk.keys != tuple(keys[start:end]))
-                or not dirty.isdisjoint(chunk.ids)
-            ):
-                chunk = self._make_chunk(step, records[start:end], keys and keys[start:end])
+            if chunk is None or (dirty and not dirty.isdisjoint(chunk.ids)):
+                chunk = self._make_chunk(step, part, names)
+            elif not _same(chunk.records, part) or chunk.keys != names:
+                held = len(chunk.records)
+                if (
+                    held < len(part)
+                    and _same(chunk.records, part[:held])
+                    and (names is None or names[:held] == chunk.keys)
+                ):
+                    chunk = self._extend_chunk(step, chunk, part, names)
+                else:
+                    chunk = self._make_chunk(step, part, names)
             used[where] = chunk
             if start:
                 out.append(",")
             out.append(chunk.text)
 
-    def _make_chunk(self, step: _Records, part: list[Any], names: list[Any] | None) -> _Chunk:
+    def _make_chunk(self, step: _Records, part: list[Any], names: tuple[Any, ...] | None) -> _Chunk:
         """A chunk's text from its records' texts, serialising only the new or changed."""
+        text = ",".join(self._pieces(step, part, names))
+        return _Chunk(tuple(part), names, tuple(map(id, part)), text)
+
+    def _extend_chunk(
+        self,
+        step: _Records,
+        chunk: _Chunk,
+        part: list[Any],
+        names: tuple[Any, ...] | None,
+    ) -> _Chunk:
+        """``chunk`` (still valid) followed by the records appended after it."""
+        held = len(chunk.records)
+        new = self._pieces(step, part[held:], None if names is None else names[held:])
+        ids = chunk.ids + tuple(map(id, part[held:]))
+        return _Chunk(tuple(part), names, ids, ",".join([chunk.text, *new]))
+
+    def _pieces(self, step: _Records, part: list[Any], names: tuple[Any, ...] | None) -> list[str]:
+        """Each record's text (``"key":`` first when keyed), serialising only those whose
+        kept text is missing or stale. A record serialised here is watched from now on; one
+        with a kept text already is (the kept texts are always of watched records)."""
         if set(map(type, part)) != {step.model}:
             raise _Unexpected
         if names is not None and set(map(type, names)) != {str}:
             raise _Unexpected
-        texts = self._texts
+        texts, watched = self._texts, self._watch.watched
+        serialise = step.model.__pydantic_serializer__.to_json
         pieces: list[str] = []
         for key, record in zip([None] * len(part) if names is None else names, part, strict=True):
             entry = texts.get(id(record))
             if entry is None or entry[1] != key:
-                text = record.model_dump_json()
+                text = serialise(record).decode()
                 entry = (record, key, text if key is None else _key_json(key) + ":" + text)
                 texts[id(record)] = entry
+                watched.add(id(record))  # from now on, an assignment to it is seen
             pieces.append(entry[2])
-        ids = tuple(map(id, part))
-        self._watch.watched.update(ids)  # from now on, an assignment to one of them is seen
-        return _Chunk(tuple(part), None if names is None else tuple(names), ids, ",".join(pieces))
+        return pieces
+
+
+def _same(kept: tuple[Any, ...], part: list[Any]) -> bool:
+    """The same objects (identity, not equality: an equal copy is not watched)."""
+    return len(kept) == len(part) and not any(map(operator.is_not, kept, part))
 
 
 _Used = dict[tuple[int, str, int], "_Chunk"]
@@ -611,6 +648,10 @@ def _record_model(annotation: Any) -> tuple[type[BaseModel], bool] | None:
 
 
 def _key_json(key: Any) -> str:
+    """``key`` as pydantic writes a dict key; a key of printable ASCII without a quote or a
+    backslash (every id) needs no escape, so it is only quoted."""
     if type(key) is not str:
         raise _Unexpected
+    if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
+        return f'"{key}"'
     return to_json(key).decode()

@@ -445,7 +445,6 @@ def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:
 
 
 def _progress(out: Path, config: RunConfig, run: CoffeeRun, status: str) -> None:
-    stats = run.agent_stats().values()
     write_progress(
         out,
         benchmark="coffee",
@@ -453,5 +452,17 @@ def _progress(out: Path, config: RunConfig, run: CoffeeRun, status: str) -> None
         done=min(run.world.day, config.days),
         total=config.days,
         unit="day",
-        cost_usd=sum(float(s.get("cost_usd_priced_part") or 0.0) for s in stats),
+        cost_usd=_priced_cost(run),
     )
+
+
+def _priced_cost(run: CoffeeRun) -> float:
+    """The sum of ``cost_usd_priced_part`` over ``run.agent_stats()``, read from the firms
+    that keep stats only (a firm without them adds 0.0, which changes no sum): progress is
+    written at every checkpoint, and building every firm's stats costs more than the file."""
+    total = 0.0
+    for policy in run.policies.values():
+        stats = getattr(policy, "stats", None)
+        if stats is not None:
+            total += float(stats.to_dict().get("cost_usd_priced_part") or 0.0)
+    return total
