@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from econbench.coffee.config import GREEN_ITEMS
-from econbench.coffee.state import Deal, Listing, Offer, dollars
+from econbench.coffee.state import ConsumerSale, Deal, Listing, Offer, dollars
 
 if TYPE_CHECKING:
     from econbench.coffee.world import World
@@ -112,7 +112,7 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
             "retail_prices": {i: dollars(p) for i, p in firm.retail_prices.items()},
             "yesterday_sales": {
                 item: {"qty": s.qty, "price": dollars(s.price), "revenue": dollars(s.qty * s.price)}
-                for s in world.state.consumer_sales
+                for s in sales_since(world, world.day - 1)
                 if s.firm == firm_id and s.day == world.day - 1
                 for item in [s.item]
             },
@@ -179,6 +179,16 @@ def deal_view(d: Deal, firm_id: str) -> dict[str, Any]:
         "returned_qty": d.returned_qty,
         "spoiled_in_transit_kg": d.spoiled_qty,
     }
+
+
+def sales_since(world: World, first_day: int) -> list[ConsumerSale]:
+    """The consumer sales of day ``first_day`` on, in the log's order. Sales are appended
+    each evening for that day, so the list runs in day order and only its tail is read."""
+    sales = world.state.consumer_sales
+    start = len(sales)
+    while start and sales[start - 1].day >= first_day:
+        start -= 1
+    return sales[start:]
 
 
 def batch_views(world: World, firm_id: str) -> list[dict[str, Any]]:

@@ -315,7 +315,7 @@ class FirmTools(Toolkit):
         limit = self._limit(limit)
         offers = [
             o
-            for o in self.world.state.offers.values()
+            for o in self.world.offers_of.get(self.firm_id, ())
             if (direction in ("incoming", "all") and o.seller == self.firm_id)
             or (direction in ("outgoing", "all") and o.buyer == self.firm_id)
         ]
@@ -334,7 +334,7 @@ class FirmTools(Toolkit):
             limit: At most this many deals (1-100).
         """
         limit = self._limit(limit)
-        deals = [d for d in self.world.state.deals.values() if self.firm_id in (d.buyer, d.seller)]
+        deals = list(self.world.deals_of.get(self.firm_id, ()))
         deals.sort(key=lambda d: -d.seq)
         return {
             "deals": [observation.deal_view(d, self.firm_id) for d in deals[:limit]],
@@ -656,11 +656,10 @@ class FirmTools(Toolkit):
             raise ToolError(f"days_back must be between 1 and 90 (got {days_back})")
         first = self.world.day - days_back
         agg: dict[tuple[int, str], list[int]] = {}
-        for sale in self.world.state.consumer_sales:
-            if sale.day >= first:
-                row = agg.setdefault((sale.day, sale.item), [0, 0])
-                row[0] += sale.qty
-                row[1] += sale.qty * sale.price
+        for sale in observation.sales_since(self.world, first):
+            row = agg.setdefault((sale.day, sale.item), [0, 0])
+            row[0] += sale.qty
+            row[1] += sale.qty * sale.price
         rows = [
             {
                 "day": day,
@@ -791,8 +790,8 @@ class RetailerTools(FirmTools):
                 "price": dollars(s.price),
                 "revenue": dollars(s.qty * s.price),
             }
-            for s in self.world.state.consumer_sales
-            if s.firm == self.firm_id and s.day >= first
+            for s in observation.sales_since(self.world, first)
+            if s.firm == self.firm_id
         ]
         return {
             "sales": rows,

@@ -142,12 +142,38 @@ class World:
 
     # ---------------------------------------------------------------- indexes
     def _reindex(self) -> None:
-        """Indexes of the open records (derived from the state, never serialised)."""
+        """Indexes of the open records (derived from the state, never serialised), and of
+        each firm's offers, deals and open invoices, each in the order of the state's own
+        collection (the order a scan of it would give)."""
         s = self.state
         self.open_listings = {k: v for k, v in s.listings.items() if v.status == "open"}
         self.pending_offers = {k: v for k, v in s.offers.items() if v.status == "pending"}
         self.open_deals = {k: v for k, v in s.deals.items() if v.status in ("pending", "delayed")}
         self.open_invoices = {k: v for k, v in s.invoices.items() if v.status == "open"}
+        self.offers_of: dict[str, list[Offer]] = {f: [] for f in s.firms}
+        for offer in s.offers.values():
+            self._index_offer(offer)
+        self.deals_of: dict[str, list[Deal]] = {f: [] for f in s.firms}
+        for deal in s.deals.values():
+            self._index_deal(deal)
+        self._receivables: dict[str, dict[str, Invoice]] = {f: {} for f in s.firms}
+        self._payables: dict[str, dict[str, Invoice]] = {f: {} for f in s.firms}
+        for invoice in self.open_invoices.values():
+            self._index_invoice(invoice)
+
+    def _index_offer(self, offer: Offer) -> None:
+        self.offers_of.setdefault(offer.buyer, []).append(offer)
+        if offer.seller != offer.buyer:
+            self.offers_of.setdefault(offer.seller, []).append(offer)
+
+    def _index_deal(self, deal: Deal) -> None:
+        self.deals_of.setdefault(deal.buyer, []).append(deal)
+        if deal.seller != deal.buyer:
+            self.deals_of.setdefault(deal.seller, []).append(deal)
+
+    def _index_invoice(self, invoice: Invoice) -> None:
+        self._receivables.setdefault(invoice.issuer, {})[invoice.id] = invoice
+        self._payables.setdefault(invoice.payer, {})[invoice.id] = invoice
 
     def add_listing(self, listing: Listing) -> None:
         self.state.listings[listing.id] = self.open_listings[listing.id] = listing
@@ -158,6 +184,7 @@ class World:
 
     def add_offer(self, offer: Offer) -> None:
         self.state.offers[offer.id] = self.pending_offers[offer.id] = offer
+        self._index_offer(offer)
 
     def resolve_offer(self, offer: Offer, status: str) -> None:
         offer.status = status  # type: ignore[assignment]
@@ -166,6 +193,7 @@ class World:
 
     def add_deal(self, deal: Deal) -> None:
         self.state.deals[deal.id] = self.open_deals[deal.id] = deal
+        self._index_deal(deal)
 
     def close_deal(self, deal: Deal, status: str) -> None:
         deal.status = status  # type: ignore[assignment]
@@ -173,11 +201,14 @@ class World:
 
     def add_invoice(self, invoice: Invoice) -> None:
         self.state.invoices[invoice.id] = self.open_invoices[invoice.id] = invoice
+        self._index_invoice(invoice)
 
     def settle_invoice(self, invoice: Invoice, status: str) -> None:
         invoice.status = status  # type: ignore[assignment]
         invoice.settled_day = self.day
         self.open_invoices.pop(invoice.id, None)
+        self._receivables.get(invoice.issuer, {}).pop(invoice.id, None)
+        self._payables.get(invoice.payer, {}).pop(invoice.id, None)
 
     # ----------------------------------------------------------------- basics
     @property
@@ -291,10 +322,12 @@ class World:
 
     # -------------------------------------------------------------- balances
     def receivables(self, firm_id: str) -> list[Invoice]:
-        return [i for i in self.open_invoices.values() if i.issuer == firm_id]
+        """The open invoices ``firm_id`` issued, in the order of ``open_invoices``."""
+        return list(self._receivables.get(firm_id, {}).values())
 
     def payables(self, firm_id: str) -> list[Invoice]:
-        return [i for i in self.open_invoices.values() if i.payer == firm_id]
+        """The open invoices ``firm_id`` owes, in the order of ``open_invoices``."""
+        return list(self._payables.get(firm_id, {}).values())
 
     def balance_sheet(self, firm_id: str) -> dict[str, Cents]:
         return ledger.balance_sheet(self, firm_id)
@@ -394,7 +427,7 @@ class World:
         spoilage.apply(self)
         late_fees.apply(self)
         lots.expire_closed(
-            self.state.deals.values(),
+            self.state.deals,
             self.state.firms.values(),
             self.day + 1,
             self.econ.return_window_days,
