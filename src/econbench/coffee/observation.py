@@ -9,6 +9,7 @@ the demand constants, the loyalty draws or the shipping probabilities (docs/coff
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from econbench.coffee.config import GREEN_ITEMS
@@ -18,8 +19,10 @@ if TYPE_CHECKING:
     from econbench.coffee.world import World
 
 
+@cache
 def hhmm(minute: int) -> str:
-    """A minute of the day as the clock time agents and logs read, e.g. 09:00."""
+    """A minute of the day as the clock time agents and logs read, e.g. 09:00 (kept per
+    minute: every log line asks for one)."""
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
@@ -33,6 +36,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     clock.needs_observation = False
     sheet = world.balance_sheet(firm_id)
     inbound = world.inbound(firm_id)
+    committed = sum(s.qty for s in firm.stock.values()) + sum(inbound.values())
     receivables, payables = world.receivables(firm_id), world.payables(firm_id)
     new_deals = _new_deals(world, firm_id)
     firm.seen_deal_seq = world.state.counters.deal
@@ -69,8 +73,8 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
         },
         "capacity": {
             "cap": firm.inventory_cap,
-            "committed": world.committed_holdings(firm_id),
-            "headroom": world.cap_headroom(firm_id),
+            "committed": committed,  # world.committed_holdings, from the inbound above
+            "headroom": firm.inventory_cap - committed,
         },
         "actions_left_today": max(
             0, (world.econ.day_end_minute - clock.minute) // world.econ.minutes_per_tool

@@ -313,16 +313,26 @@ class FirmTools(Toolkit):
             limit: At most this many offers (1-100).
         """
         limit = self._limit(limit)
-        offers = [
+        world, me = self.world, self.firm_id
+        offers = world.offers_of(me, direction)
+        # Pending first, then the rest, each newest first. The world's lists run in id
+        # order (offers are indexed as they are made), so only the pending offers and the
+        # newest few others are read, not every offer the firm ever made or received.
+        pending = [
             o
-            for o in self.world.offers_of.get(self.firm_id, ())
-            if (direction in ("incoming", "all") and o.seller == self.firm_id)
-            or (direction in ("outgoing", "all") and o.buyer == self.firm_id)
+            for o in reversed(world.pending_offers.values())
+            if (direction in ("incoming", "all") and o.seller == me)
+            or (direction in ("outgoing", "all") and o.buyer == me)
         ]
-        offers.sort(key=lambda o: (o.status != "pending", -int(o.id[1:])))
+        shown = pending[:limit]
+        for o in reversed(offers):
+            if len(shown) >= limit:
+                break
+            if o.status != "pending":
+                shown.append(o)
         return {
-            "offers": [observation.offer_view(o) for o in offers[:limit]],
-            "pending": sum(1 for o in offers if o.status == "pending"),
+            "offers": [observation.offer_view(o) for o in shown],
+            "pending": len(pending),
             "total": len(offers),
         }
 

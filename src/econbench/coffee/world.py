@@ -66,8 +66,20 @@ STREAM_LOYALTY = 2
 WAIT_TOOL = "wait_for_next_day"
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+"""Types a JSON log takes as they are (exactly these: a subclass takes the long way)."""
+
+
 def loggable(value: Any) -> Any:
     """Arguments as the agent sent them, made safe for a strict JSON log (NaN, inf, objects)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:  # the usual case: a flat dict of plain values
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _PLAIN else loggable(v))
+            for k, v in value.items()
+        }
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     if isinstance(value, dict):
@@ -150,7 +162,9 @@ class World:
         self.pending_offers = {k: v for k, v in s.offers.items() if v.status == "pending"}
         self.open_deals = {k: v for k, v in s.deals.items() if v.status in ("pending", "delayed")}
         self.open_invoices = {k: v for k, v in s.invoices.items() if v.status == "open"}
-        self.offers_of: dict[str, list[Offer]] = {f: [] for f in s.firms}
+        self._offers: dict[str, dict[str, list[Offer]]] = {
+            direction: {f: [] for f in s.firms} for direction in ("all", "incoming", "outgoing")
+        }
         for offer in s.offers.values():
             self._index_offer(offer)
         self.deals_of: dict[str, list[Deal]] = {f: [] for f in s.firms}
@@ -162,9 +176,12 @@ class World:
             self._index_invoice(invoice)
 
     def _index_offer(self, offer: Offer) -> None:
-        self.offers_of.setdefault(offer.buyer, []).append(offer)
+        index = self._offers
+        index["outgoing"].setdefault(offer.buyer, []).append(offer)
+        index["incoming"].setdefault(offer.seller, []).append(offer)
+        index["all"].setdefault(offer.buyer, []).append(offer)
         if offer.seller != offer.buyer:
-            self.offers_of.setdefault(offer.seller, []).append(offer)
+            index["all"].setdefault(offer.seller, []).append(offer)
 
     def _index_deal(self, deal: Deal) -> None:
         self.deals_of.setdefault(deal.buyer, []).append(deal)
@@ -321,6 +338,11 @@ class World:
         return self.firm(firm_id).inventory_cap - self.committed_holdings(firm_id)
 
     # -------------------------------------------------------------- balances
+    def offers_of(self, firm_id: str, direction: str = "all") -> list[Offer]:
+        """The offers ``firm_id`` received ("incoming"), made ("outgoing") or both ("all"),
+        in the order of ``state.offers`` (the world's own list: do not change it)."""
+        return self._offers[direction].get(firm_id, [])
+
     def receivables(self, firm_id: str) -> list[Invoice]:
         """The open invoices ``firm_id`` issued, in the order of ``open_invoices``."""
         return list(self._receivables.get(firm_id, {}).values())
@@ -374,9 +396,11 @@ class World:
         if name == WAIT_TOOL and result["status"] == "success":
             self._park(firm)
         else:
-            firm.clock.minute += self.econ.minutes_per_tool
-            firm.clock.actions_today += 1
-            firm.clock.acted_today = True
+            clock = firm.clock
+            clock.minute += self.econ.minutes_per_tool
+            clock.actions_today += 1
+            if not clock.acted_today:  # one pydantic assignment a day, not one a call
+                clock.acted_today = True
         self.log(
             events.ToolCall(
                 firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
