@@ -98,3 +98,19 @@ def test_view_offers_equals_a_scan_of_every_offer(agents: dict[str, str]) -> Non
                     assert got == view_offers_by_scan(world, firm_id, direction, limit)
                     pending_seen += got["pending"]
     assert pending_seen > 0
+
+
+def test_ready_firms_are_the_firms_that_can_act(monkeypatch: pytest.MonkeyPatch) -> None:
+    sim = CoffeeRun(RunConfig(seed=1, days=4, agents={"default": "scripted"}))
+    world, sizes = sim.world, []
+    ready_firms = world.ready_firms
+
+    def checked() -> list:
+        ready = ready_firms()
+        assert ready == [f for f in world.state.firms.values() if world.can_act(f)]
+        sizes.append(len(ready))
+        return ready
+
+    monkeypatch.setattr(world, "ready_firms", checked)
+    sim.run()
+    assert 0 in sizes and max(sizes) == len(world.state.firms)

@@ -232,7 +232,7 @@ class CoffeeRun:
 
     def _next_group(self) -> list[str]:
         world = self.world
-        active = [f for f in world.state.firms.values() if world.can_act(f)]
+        active = world.ready_firms()
         if not active:
             return []
         now = min(f.clock.minute for f in active)

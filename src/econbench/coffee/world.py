@@ -253,9 +253,10 @@ class World:
         self._write(event.TYPE, event.payload())
 
     def _write(self, type_: str, payload: dict[str, Any]) -> None:
-        self.state.counters.event += 1
-        line = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
-        line["type"] = type_
+        state = self.state
+        seq = state.counters.event + 1
+        state.counters.event = seq
+        line = {"seq": seq, "day": state.day, "time": hhmm(self._now), "type": type_}
         line.update(payload)
         self.sink.write(line)
 
@@ -374,6 +375,15 @@ class World:
             and not firm.clock.parked
             and firm.clock.minute + self.econ.minutes_per_tool <= self.econ.day_end_minute
         )
+
+    def ready_firms(self) -> list[Firm]:
+        """The firms that can act now (``can_act``), in the state's order."""
+        last = self.econ.day_end_minute - self.econ.minutes_per_tool
+        return [
+            f
+            for f in self.state.firms.values()
+            if not f.bankrupt and not f.clock.parked and f.clock.minute <= last
+        ]
 
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
