@@ -39,7 +39,7 @@ def indexed(world: World) -> dict[str, object]:
         out[f"offers {f}"] = [o.id for o in world.offers_of(f)]
         out[f"offers in {f}"] = [o.id for o in world.offers_of(f, "incoming")]
         out[f"offers out {f}"] = [o.id for o in world.offers_of(f, "outgoing")]
-        out[f"deals {f}"] = [d.id for d in world.deals_of[f]]
+        out[f"deals {f}"] = [d.id for d in world.deals_of(f)]
         out[f"receivables {f}"] = [i.id for i in world.receivables(f)]
         out[f"payables {f}"] = [i.id for i in world.payables(f)]
     for first in (s.day - 8, s.day - 1, s.day, 0):

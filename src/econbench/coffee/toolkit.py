@@ -344,7 +344,7 @@ class FirmTools(Toolkit):
             limit: At most this many deals (1-100).
         """
         limit = self._limit(limit)
-        deals = list(self.world.deals_of.get(self.firm_id, ()))
+        deals = list(self.world.deals_of(self.firm_id))
         deals.sort(key=lambda d: -d.seq)
         return {
             "deals": [observation.deal_view(d, self.firm_id) for d in deals[:limit]],

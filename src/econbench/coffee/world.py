@@ -167,7 +167,7 @@ class World:
         }
         for offer in s.offers.values():
             self._index_offer(offer)
-        self.deals_of: dict[str, list[Deal]] = {f: [] for f in s.firms}
+        self._deals: dict[str, list[Deal]] = {f: [] for f in s.firms}
         for deal in s.deals.values():
             self._index_deal(deal)
         self._receivables: dict[str, dict[str, Invoice]] = {f: {} for f in s.firms}
@@ -184,9 +184,9 @@ class World:
             index["all"].setdefault(offer.seller, []).append(offer)
 
     def _index_deal(self, deal: Deal) -> None:
-        self.deals_of.setdefault(deal.buyer, []).append(deal)
+        self._deals.setdefault(deal.buyer, []).append(deal)
         if deal.seller != deal.buyer:
-            self.deals_of.setdefault(deal.seller, []).append(deal)
+            self._deals.setdefault(deal.seller, []).append(deal)
 
     def _index_invoice(self, invoice: Invoice) -> None:
         self._receivables.setdefault(invoice.issuer, {})[invoice.id] = invoice
@@ -343,6 +343,11 @@ class World:
         """The offers ``firm_id`` received ("incoming"), made ("outgoing") or both ("all"),
         in the order of ``state.offers`` (the world's own list: do not change it)."""
         return self._offers[direction].get(firm_id, [])
+
+    def deals_of(self, firm_id: str) -> list[Deal]:
+        """The deals ``firm_id`` is a party to, in the order of ``state.deals`` (the world's
+        own list: do not change it)."""
+        return self._deals.get(firm_id, [])
 
     def receivables(self, firm_id: str) -> list[Invoice]:
         """The open invoices ``firm_id`` issued, in the order of ``open_invoices``."""
