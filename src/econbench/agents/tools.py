@@ -18,6 +18,7 @@ import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
@@ -113,17 +114,36 @@ def _simplify(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+@dataclass(frozen=True)
+class ToolParameter:
+    """One parameter of a tool as its signature and docstring declare it."""
+
+    name: str
+    annotation: Any
+    default: Any
+    """``...`` when the parameter is required."""
+    description: str | None
+
+    @property
+    def required(self) -> bool:
+        return self.default is ...
+
+
 @dataclass
 class ToolSpec:
-    """A tool's name, kind, description, JSON schema and argument validator."""
+    """A tool's name, kind, description, JSON schema and argument validator.
+
+    The pydantic validator and the JSON schema are built on first use and kept: a scripted
+    actor calls tools with well-typed arguments (the exact path) and never asks for a
+    schema, so building 55 pydantic models at start-up would be pure cost.
+    """
 
     name: str
     kind: ToolKind
     description: str
-    parameters: dict[str, Any]
     undocumented: list[str]
     fn: Callable[..., Any]
-    validator: Any
+    signature: tuple[ToolParameter, ...] = ()
     exact: _ExactArguments | None = None
     """Accepts well-typed arguments without pydantic (``None``: every call is validated)."""
 
@@ -131,7 +151,7 @@ class ToolSpec:
     def from_function(cls, fn: Callable[..., Any], name: str | None = None) -> ToolSpec:
         doc = parse_docstring(fn.__doc__)
         hints = get_type_hints(fn)
-        fields: dict[str, Any] = {}
+        signature: list[ToolParameter] = []
         undocumented: list[str] = []
         for pname, param in inspect.signature(fn).parameters.items():
             if pname == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -141,23 +161,34 @@ class ToolSpec:
             description = doc.args.get(pname)
             if not description:
                 undocumented.append(pname)
-            fields[pname] = (annotation, Field(default, description=description))
-        tool_name = name or fn.__name__
-        model = create_model(f"{tool_name}_args", __config__=_ArgsConfig.config, **fields)
-        parameters = _simplify(model.model_json_schema())
+            signature.append(ToolParameter(pname, annotation, default, description))
+        return cls(
+            name=name or fn.__name__,
+            kind=getattr(fn, _TOOL_ATTR, "read"),
+            description=doc.summary,
+            undocumented=undocumented,
+            fn=fn,
+            signature=tuple(signature),
+            exact=_ExactArguments.of(tuple(signature)),
+        )
+
+    @cached_property
+    def validator(self) -> Any:
+        """The pydantic model of the arguments (strict, no extra keys)."""
+        fields = {
+            p.name: (p.annotation, Field(p.default, description=p.description))
+            for p in self.signature
+        }
+        return create_model(f"{self.name}_args", __config__=_ArgsConfig.config, **fields)
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as a model provider expects it."""
+        parameters = _simplify(self.validator.model_json_schema())
         parameters.setdefault("properties", {})
         parameters.setdefault("required", [])
         parameters["additionalProperties"] = False
-        return cls(
-            name=tool_name,
-            kind=getattr(fn, _TOOL_ATTR, "read"),
-            description=doc.summary,
-            parameters=parameters,
-            undocumented=undocumented,
-            fn=fn,
-            validator=model,
-            exact=_ExactArguments.of(model),
-        )
+        return parameters
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool in OpenAI function-calling format."""
@@ -219,21 +250,25 @@ class _ExactArguments:
     names: frozenset[str]
 
     @classmethod
-    def of(cls, model: Any) -> _ExactArguments | None:
+    def of(cls, signature: tuple[ToolParameter, ...]) -> _ExactArguments | None:
+        """The exact path of a tool with this signature (``None``: it has none). The same
+        fields pydantic's model of the signature has (``ToolSpec.validator``)."""
         fields = []
-        for name, info in model.model_fields.items():
-            accepted = _exact_types(info.annotation)
-            if accepted is None or info.metadata or info.default_factory is not None:
+        for param in signature:
+            accepted = _exact_types(param.annotation)
+            if accepted is None:
                 return None
             types_, members = accepted
-            required = info.is_required()
-            if not required and not isinstance(info.default, (*_EXACT_TYPES, type(None))):
+            required = param.required
+            if not required and not isinstance(param.default, (*_EXACT_TYPES, type(None))):
                 return None
-            fields.append((name, types_, members, required, None if required else info.default))
+            fields.append(
+                (param.name, types_, members, required, None if required else param.default)
+            )
         longest = 2 + sum(len(name) + 4 + _EXACT_MAX_CHARS + 2 for name, *_ in fields)
         if longest > MAX_ARGUMENT_CHARS:  # argument_problem could object: let it judge
             return None
-        return cls(tuple(fields), frozenset(model.model_fields))
+        return cls(tuple(fields), frozenset(p.name for p in signature))
 
     def values(self, arguments: Any) -> dict[str, Any] | None:
         """The validated values, or ``None`` when pydantic must judge the arguments."""

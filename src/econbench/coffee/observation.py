@@ -9,17 +9,20 @@ the demand constants, the loyalty draws or the shipping probabilities (docs/coff
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from econbench.coffee.config import GREEN_ITEMS
-from econbench.coffee.state import Deal, Listing, Offer, dollars
+from econbench.coffee.state import ConsumerSale, Deal, Listing, Offer, dollars
 
 if TYPE_CHECKING:
     from econbench.coffee.world import World
 
 
+@cache
 def hhmm(minute: int) -> str:
-    """A minute of the day as the clock time agents and logs read, e.g. 09:00."""
+    """A minute of the day as the clock time agents and logs read, e.g. 09:00 (kept per
+    minute: every log line asks for one)."""
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
@@ -33,6 +36,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     clock.needs_observation = False
     sheet = world.balance_sheet(firm_id)
     inbound = world.inbound(firm_id)
+    committed = sum(s.qty for s in firm.stock.values()) + sum(inbound.values())
     receivables, payables = world.receivables(firm_id), world.payables(firm_id)
     new_deals = _new_deals(world, firm_id)
     firm.seen_deal_seq = world.state.counters.deal
@@ -69,8 +73,8 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
         },
         "capacity": {
             "cap": firm.inventory_cap,
-            "committed": world.committed_holdings(firm_id),
-            "headroom": world.cap_headroom(firm_id),
+            "committed": committed,  # world.committed_holdings, from the inbound above
+            "headroom": firm.inventory_cap - committed,
         },
         "actions_left_today": max(
             0, (world.econ.day_end_minute - clock.minute) // world.econ.minutes_per_tool
@@ -112,7 +116,7 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
             "retail_prices": {i: dollars(p) for i, p in firm.retail_prices.items()},
             "yesterday_sales": {
                 item: {"qty": s.qty, "price": dollars(s.price), "revenue": dollars(s.qty * s.price)}
-                for s in world.state.consumer_sales
+                for s in sales_since(world, world.day - 1)
                 if s.firm == firm_id and s.day == world.day - 1
                 for item in [s.item]
             },
@@ -179,6 +183,16 @@ def deal_view(d: Deal, firm_id: str) -> dict[str, Any]:
         "returned_qty": d.returned_qty,
         "spoiled_in_transit_kg": d.spoiled_qty,
     }
+
+
+def sales_since(world: World, first_day: int) -> list[ConsumerSale]:
+    """The consumer sales of day ``first_day`` on, in the log's order. Sales are appended
+    each evening for that day, so the list runs in day order and only its tail is read."""
+    sales = world.state.consumer_sales
+    start = len(sales)
+    while start and sales[start - 1].day >= first_day:
+        start -= 1
+    return sales[start:]
 
 
 def batch_views(world: World, firm_id: str) -> list[dict[str, Any]]:

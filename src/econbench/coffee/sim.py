@@ -9,7 +9,6 @@ the decisions.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Callable
@@ -69,6 +68,8 @@ class CoffeeRun:
             policy.start(firm_id, self.world.firm(firm_id).role, kit.specs())
         self._pending: dict[str, dict[str, Any] | None] = dict.fromkeys(FIRMS)
         self._held: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
+        self._model_firms = frozenset(f for f, p in self.policies.items() if self._is_model(p))
+        """The firms a model plays (the policies are fixed once the run is built)."""
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         """Agents' own events (model calls, retries, compactions). While a group decides
@@ -106,6 +107,8 @@ class CoffeeRun:
 
     def run(self, on_day: Callable[[int], None] | None = None) -> World:
         if self.is_async:
+            import asyncio  # only a model-played run needs an event loop
+
             return asyncio.run(self.arun(on_day))
         while not self.finished:
             self.step_day()
@@ -135,6 +138,8 @@ class CoffeeRun:
     async def astep_day(self) -> None:
         """One day (or the rest of it); the agents of a group query their models
         concurrently."""
+        import asyncio
+
         self._start_day()
         while group := self._next_group():
             self._held = {firm_id: [] for firm_id in group}
@@ -156,7 +161,7 @@ class CoffeeRun:
         for firm_id in group:
             if world.can_act(world.firm(firm_id)):
                 self._pending[firm_id] = world.act(firm_id, decisions[firm_id])
-        if any(self._is_model(self.policies[f]) for f in group):
+        if not self._model_firms.isdisjoint(group):
             self._checkpoint()
 
     def _start_day(self) -> None:
@@ -227,7 +232,7 @@ class CoffeeRun:
 
     def _next_group(self) -> list[str]:
         world = self.world
-        active = [f for f in world.state.firms.values() if world.can_act(f)]
+        active = world.ready_firms()
         if not active:
             return []
         now = min(f.clock.minute for f in active)

@@ -313,16 +313,26 @@ class FirmTools(Toolkit):
             limit: At most this many offers (1-100).
         """
         limit = self._limit(limit)
-        offers = [
+        world, me = self.world, self.firm_id
+        offers = world.offers_of(me, direction)
+        # Pending first, then the rest, each newest first. The world's lists run in id
+        # order (offers are indexed as they are made), so only the pending offers and the
+        # newest few others are read, not every offer the firm ever made or received.
+        pending = [
             o
-            for o in self.world.state.offers.values()
-            if (direction in ("incoming", "all") and o.seller == self.firm_id)
-            or (direction in ("outgoing", "all") and o.buyer == self.firm_id)
+            for o in reversed(world.pending_offers.values())
+            if (direction in ("incoming", "all") and o.seller == me)
+            or (direction in ("outgoing", "all") and o.buyer == me)
         ]
-        offers.sort(key=lambda o: (o.status != "pending", -int(o.id[1:])))
+        shown = pending[:limit]
+        for o in reversed(offers):
+            if len(shown) >= limit:
+                break
+            if o.status != "pending":
+                shown.append(o)
         return {
-            "offers": [observation.offer_view(o) for o in offers[:limit]],
-            "pending": sum(1 for o in offers if o.status == "pending"),
+            "offers": [observation.offer_view(o) for o in shown],
+            "pending": len(pending),
             "total": len(offers),
         }
 
@@ -334,7 +344,7 @@ class FirmTools(Toolkit):
             limit: At most this many deals (1-100).
         """
         limit = self._limit(limit)
-        deals = [d for d in self.world.state.deals.values() if self.firm_id in (d.buyer, d.seller)]
+        deals = list(self.world.deals_of(self.firm_id))
         deals.sort(key=lambda d: -d.seq)
         return {
             "deals": [observation.deal_view(d, self.firm_id) for d in deals[:limit]],
@@ -656,11 +666,10 @@ class FirmTools(Toolkit):
             raise ToolError(f"days_back must be between 1 and 90 (got {days_back})")
         first = self.world.day - days_back
         agg: dict[tuple[int, str], list[int]] = {}
-        for sale in self.world.state.consumer_sales:
-            if sale.day >= first:
-                row = agg.setdefault((sale.day, sale.item), [0, 0])
-                row[0] += sale.qty
-                row[1] += sale.qty * sale.price
+        for sale in observation.sales_since(self.world, first):
+            row = agg.setdefault((sale.day, sale.item), [0, 0])
+            row[0] += sale.qty
+            row[1] += sale.qty * sale.price
         rows = [
             {
                 "day": day,
@@ -791,8 +800,8 @@ class RetailerTools(FirmTools):
                 "price": dollars(s.price),
                 "revenue": dollars(s.qty * s.price),
             }
-            for s in self.world.state.consumer_sales
-            if s.firm == self.firm_id and s.day >= first
+            for s in observation.sales_since(self.world, first)
+            if s.firm == self.firm_id
         ]
         return {
             "sales": rows,

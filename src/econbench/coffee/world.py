@@ -66,8 +66,20 @@ STREAM_LOYALTY = 2
 WAIT_TOOL = "wait_for_next_day"
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+"""Types a JSON log takes as they are (exactly these: a subclass takes the long way)."""
+
+
 def loggable(value: Any) -> Any:
     """Arguments as the agent sent them, made safe for a strict JSON log (NaN, inf, objects)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:  # the usual case: a flat dict of plain values
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _PLAIN else loggable(v))
+            for k, v in value.items()
+        }
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     if isinstance(value, dict):
@@ -142,12 +154,43 @@ class World:
 
     # ---------------------------------------------------------------- indexes
     def _reindex(self) -> None:
-        """Indexes of the open records (derived from the state, never serialised)."""
+        """Indexes of the open records (derived from the state, never serialised), and of
+        each firm's offers, deals and open invoices, each in the order of the state's own
+        collection (the order a scan of it would give)."""
         s = self.state
         self.open_listings = {k: v for k, v in s.listings.items() if v.status == "open"}
         self.pending_offers = {k: v for k, v in s.offers.items() if v.status == "pending"}
         self.open_deals = {k: v for k, v in s.deals.items() if v.status in ("pending", "delayed")}
         self.open_invoices = {k: v for k, v in s.invoices.items() if v.status == "open"}
+        self._offers: dict[str, dict[str, list[Offer]]] = {
+            direction: {f: [] for f in s.firms} for direction in ("all", "incoming", "outgoing")
+        }
+        for offer in s.offers.values():
+            self._index_offer(offer)
+        self._deals: dict[str, list[Deal]] = {f: [] for f in s.firms}
+        for deal in s.deals.values():
+            self._index_deal(deal)
+        self._receivables: dict[str, dict[str, Invoice]] = {f: {} for f in s.firms}
+        self._payables: dict[str, dict[str, Invoice]] = {f: {} for f in s.firms}
+        for invoice in self.open_invoices.values():
+            self._index_invoice(invoice)
+
+    def _index_offer(self, offer: Offer) -> None:
+        index = self._offers
+        index["outgoing"].setdefault(offer.buyer, []).append(offer)
+        index["incoming"].setdefault(offer.seller, []).append(offer)
+        index["all"].setdefault(offer.buyer, []).append(offer)
+        if offer.seller != offer.buyer:
+            index["all"].setdefault(offer.seller, []).append(offer)
+
+    def _index_deal(self, deal: Deal) -> None:
+        self._deals.setdefault(deal.buyer, []).append(deal)
+        if deal.seller != deal.buyer:
+            self._deals.setdefault(deal.seller, []).append(deal)
+
+    def _index_invoice(self, invoice: Invoice) -> None:
+        self._receivables.setdefault(invoice.issuer, {})[invoice.id] = invoice
+        self._payables.setdefault(invoice.payer, {})[invoice.id] = invoice
 
     def add_listing(self, listing: Listing) -> None:
         self.state.listings[listing.id] = self.open_listings[listing.id] = listing
@@ -158,6 +201,7 @@ class World:
 
     def add_offer(self, offer: Offer) -> None:
         self.state.offers[offer.id] = self.pending_offers[offer.id] = offer
+        self._index_offer(offer)
 
     def resolve_offer(self, offer: Offer, status: str) -> None:
         offer.status = status  # type: ignore[assignment]
@@ -166,6 +210,7 @@ class World:
 
     def add_deal(self, deal: Deal) -> None:
         self.state.deals[deal.id] = self.open_deals[deal.id] = deal
+        self._index_deal(deal)
 
     def close_deal(self, deal: Deal, status: str) -> None:
         deal.status = status  # type: ignore[assignment]
@@ -173,11 +218,14 @@ class World:
 
     def add_invoice(self, invoice: Invoice) -> None:
         self.state.invoices[invoice.id] = self.open_invoices[invoice.id] = invoice
+        self._index_invoice(invoice)
 
     def settle_invoice(self, invoice: Invoice, status: str) -> None:
         invoice.status = status  # type: ignore[assignment]
         invoice.settled_day = self.day
         self.open_invoices.pop(invoice.id, None)
+        self._receivables.get(invoice.issuer, {}).pop(invoice.id, None)
+        self._payables.get(invoice.payer, {}).pop(invoice.id, None)
 
     # ----------------------------------------------------------------- basics
     @property
@@ -205,9 +253,10 @@ class World:
         self._write(event.TYPE, event.payload())
 
     def _write(self, type_: str, payload: dict[str, Any]) -> None:
-        self.state.counters.event += 1
-        line = {"seq": self.state.counters.event, "day": self.day, "time": hhmm(self._now)}
-        line["type"] = type_
+        state = self.state
+        seq = state.counters.event + 1
+        state.counters.event = seq
+        line = {"seq": seq, "day": state.day, "time": hhmm(self._now), "type": type_}
         line.update(payload)
         self.sink.write(line)
 
@@ -290,11 +339,23 @@ class World:
         return self.firm(firm_id).inventory_cap - self.committed_holdings(firm_id)
 
     # -------------------------------------------------------------- balances
+    def offers_of(self, firm_id: str, direction: str = "all") -> list[Offer]:
+        """The offers ``firm_id`` received ("incoming"), made ("outgoing") or both ("all"),
+        in the order of ``state.offers`` (the world's own list: do not change it)."""
+        return self._offers[direction].get(firm_id, [])
+
+    def deals_of(self, firm_id: str) -> list[Deal]:
+        """The deals ``firm_id`` is a party to, in the order of ``state.deals`` (the world's
+        own list: do not change it)."""
+        return self._deals.get(firm_id, [])
+
     def receivables(self, firm_id: str) -> list[Invoice]:
-        return [i for i in self.open_invoices.values() if i.issuer == firm_id]
+        """The open invoices ``firm_id`` issued, in the order of ``open_invoices``."""
+        return list(self._receivables.get(firm_id, {}).values())
 
     def payables(self, firm_id: str) -> list[Invoice]:
-        return [i for i in self.open_invoices.values() if i.payer == firm_id]
+        """The open invoices ``firm_id`` owes, in the order of ``open_invoices``."""
+        return list(self._payables.get(firm_id, {}).values())
 
     def balance_sheet(self, firm_id: str) -> dict[str, Cents]:
         return ledger.balance_sheet(self, firm_id)
@@ -320,6 +381,15 @@ class World:
             and firm.clock.minute + self.econ.minutes_per_tool <= self.econ.day_end_minute
         )
 
+    def ready_firms(self) -> list[Firm]:
+        """The firms that can act now (``can_act``), in the state's order."""
+        last = self.econ.day_end_minute - self.econ.minutes_per_tool
+        return [
+            f
+            for f in self.state.firms.values()
+            if not f.bankrupt and not f.clock.parked and f.clock.minute <= last
+        ]
+
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
         firm = self.firm(firm_id)
@@ -341,9 +411,11 @@ class World:
         if name == WAIT_TOOL and result["status"] == "success":
             self._park(firm)
         else:
-            firm.clock.minute += self.econ.minutes_per_tool
-            firm.clock.actions_today += 1
-            firm.clock.acted_today = True
+            clock = firm.clock
+            clock.minute += self.econ.minutes_per_tool
+            clock.actions_today += 1
+            if not clock.acted_today:  # one pydantic assignment a day, not one a call
+                clock.acted_today = True
         self.log(
             events.ToolCall(
                 firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
@@ -394,7 +466,7 @@ class World:
         spoilage.apply(self)
         late_fees.apply(self)
         lots.expire_closed(
-            self.state.deals.values(),
+            self.state.deals,
             self.state.firms.values(),
             self.day + 1,
             self.econ.return_window_days,

@@ -13,7 +13,7 @@ nor hide one in the stock left behind.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from econbench.coffee.state import Deal, Firm, Stock
 
@@ -61,16 +61,24 @@ def expire(stock: Stock, open_deals: set[str]) -> None:
         del stock.lots[deal_id]
 
 
-def expire_closed(deals: Iterable[Deal], firms: Iterable[Firm], next_day: int, window: int) -> None:
-    """19:00: purchases whose return window has closed by ``next_day`` stop being lots."""
-    returnable = {
-        d.id
-        for d in deals
-        if d.status == "delivered"
-        and d.delivered_day is not None
-        and next_day - d.delivered_day <= window
-    }
+def expire_closed(
+    deals: Mapping[str, Deal], firms: Iterable[Firm], next_day: int, window: int
+) -> None:
+    """19:00: purchases whose return window has closed by ``next_day`` stop being lots.
+
+    Only the deals some lot names are looked at (``deals`` by id), not every deal so far."""
     for firm in firms:
         for stock in firm.stock.values():
             if stock.lots:
-                expire(stock, returnable)
+                expire(
+                    stock, {d for d in stock.lots if _returnable(deals.get(d), next_day, window)}
+                )
+
+
+def _returnable(deal: Deal | None, next_day: int, window: int) -> bool:
+    return (
+        deal is not None
+        and deal.status == "delivered"
+        and deal.delivered_day is not None
+        and next_day - deal.delivered_day <= window
+    )
