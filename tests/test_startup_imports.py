@@ -40,6 +40,9 @@ NOT_FOR_A_QUIET_SCRIPTED_RUN = [
     "rich",  # --quiet prints one line with typer.echo
     "tomllib",  # no --config file
     "econbench.coffee.headroom",  # the headroom command's
+    "numpy",  # the economy's seeded draws are coffee.draws, numpy's streams in plain Python
+    "asyncio",  # only model-played firms run concurrently
+    "econbench.agents.react",  # scripted firms' zero usage comes from agents.stats
     "econbench.allo",
     "econbench.runs.allo",
     "sqlite3",

@@ -18,7 +18,7 @@ import asyncio
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from econbench.agents.compaction import (
@@ -47,6 +47,7 @@ from econbench.agents.policy import (
     ToolResult,
     UserText,
 )
+from econbench.agents.stats import AgentStats
 from econbench.agents.tools import ToolCall, ToolSpec
 
 EventFn = Callable[[str, dict[str, Any]], None]
@@ -62,39 +63,6 @@ IGNORED = (
 def compact_result(result: dict[str, Any]) -> str:
     """A tool result as the compact JSON text CoffeeBench's models read."""
     return json.dumps(result, separators=(",", ":"))
-
-
-@dataclass
-class AgentStats:
-    """What the agent spent: calls, tokens, dollars, compactions and retries."""
-
-    llm_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
-    compactions: int = 0
-    retries: int = 0
-    invalid_usage_calls: int = 0
-    """Calls whose server reported impossible token counts (counted 0, left unpriced)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's figures (``invalid_usage_calls`` only when there were any, so the
-        summaries of sound runs are unchanged)."""
-        data: dict[str, Any] = {
-            "llm_calls": self.llm_calls,
-            "input_tokens": self.usage.input_tokens,
-            "cached_input_tokens": self.usage.cached_input_tokens,
-            "cache_write_tokens": self.usage.cache_write_tokens,
-            "output_tokens": self.usage.output_tokens,
-            "reasoning_tokens": self.usage.reasoning_tokens,
-            "cost_usd": round(self.cost_usd, 6) if self.unpriced_calls == 0 else None,
-            "cost_usd_priced_part": round(self.cost_usd, 6),
-            "compactions": self.compactions,
-            "retries": self.retries,
-        }
-        if self.invalid_usage_calls:
-            data["invalid_usage_calls"] = self.invalid_usage_calls
-        return data
 
 
 @dataclass

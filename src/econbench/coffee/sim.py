@@ -84,8 +84,8 @@ class CoffeeRun:
     def agent_stats(self) -> dict[str, dict[str, Any]]:
         """Model usage per firm (zeros for scripted firms)."""
         # The agent layer's accounting, imported when asked: the environment loads no model
-        # code (AgentStats lives with the ReAct loop, which imports the provider types).
-        from econbench.agents.react import AgentStats
+        # code (``agents.stats`` imports only the usage record, not the ReAct loop).
+        from econbench.agents.stats import AgentStats
 
         out = {}
         for firm_id, policy in self.policies.items():

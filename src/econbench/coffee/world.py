@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from econbench.agents.tools import ToolCall
 from econbench.coffee import events, observation
 from econbench.coffee.config import (
@@ -31,6 +29,7 @@ from econbench.coffee.config import (
     WorldConfig,
     role_of,
 )
+from econbench.coffee.draws import Draws
 from econbench.coffee.events import EventSink, NullSink
 from econbench.coffee.observation import hhmm
 from econbench.coffee.rules import (
@@ -115,17 +114,14 @@ def initial_state(config: WorldConfig) -> WorldState:
                 else {}
             ),
         )
-    loyalty_rng = np.random.default_rng([config.seed, STREAM_LOYALTY])
+    loyalty_rng = Draws([config.seed, STREAM_LOYALTY])
     lo, hi = econ.loyalty_range
     loyalty = {
-        firm_id: float(loyalty_rng.uniform(lo, hi))
-        for firm_id in FIRMS
-        if role_of(firm_id) == "retailer"
+        firm_id: loyalty_rng.uniform(lo, hi) for firm_id in FIRMS if role_of(firm_id) == "retailer"
     }
-    demand_rng = np.random.default_rng([config.seed, STREAM_DEMAND])
+    demand_rng = Draws([config.seed, STREAM_DEMAND])
     noise = {
-        item: [float(x) for x in demand_rng.normal(0.0, econ.demand_noise_sd, config.days)]
-        for item in RETAIL_ITEMS
+        item: demand_rng.normal(0.0, econ.demand_noise_sd, config.days) for item in RETAIL_ITEMS
     }
     return WorldState(
         seed=config.seed, firms=firms, hidden=Hidden(loyalty=loyalty, demand_noise=noise)

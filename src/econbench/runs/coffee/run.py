@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from econbench.agents.models.base import ModelError, ProviderWrap
-from econbench.agents.models.pricing import PRICE_TABLE_VERSION
+from econbench.agents.models.price_version import PRICE_TABLE_VERSION
 from econbench.coffee.config import FIRMS, format_validation, is_model
 from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink
 from econbench.coffee.events import RunStopped as RunStoppedEvent

@@ -16,10 +16,9 @@ import json
 from collections.abc import Generator
 from typing import Any
 
-import numpy as np
-
 from econbench.agents.policy import Feedback, Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call, is_morning, ok
 from econbench.coffee.policies.negotiating import memory as mem
 from econbench.coffee.policies.negotiating.valuations import firm_rng
@@ -70,7 +69,7 @@ class NegotiatingFirm(ScriptedPolicy):
             self.firm_key = actor_id
             self._setup(actor_id)
 
-    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:  # pragma: no cover
+    def draw_values(self, rng: Draws) -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError
 
     def init_levels(self) -> None:

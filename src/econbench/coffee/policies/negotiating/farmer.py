@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from econbench.agents.policy import Routine
 from econbench.coffee.config import GREEN, GREEN_SPECIALTY
+from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call, ok
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.selling import Seller
@@ -29,7 +28,7 @@ class NegotiatingFarmer(Seller, NegotiatingFirm):
     name = "negotiating-farmer"
     sell_items = (GREEN, GREEN_SPECIALTY)
 
-    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_values(self, rng: Draws) -> dict[str, Any]:
         return farmer_values(rng)
 
     @property

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from econbench.agents.policy import Routine
 from econbench.coffee.config import RETAIL_ITEMS
+from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call
 from econbench.coffee.policies.negotiating import memory as mem
 from econbench.coffee.policies.negotiating.roaster import NegotiatingRoaster
@@ -40,7 +39,7 @@ OFFER_MIN_KG = 10
 class HaggleRoaster(NegotiatingRoaster):
     name = "haggle"
 
-    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_values(self, rng: Draws) -> dict[str, Any]:
         return {
             "floor_mult": 1.25,
             "ask_mult": 2.2,

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from econbench.agents.policy import Routine
 from econbench.coffee.config import ROASTED, ROASTED_SPECIALTY
+from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.buying import Buyer
@@ -32,7 +31,7 @@ class NegotiatingRetailer(Buyer, NegotiatingFirm):
     name = "negotiating-retailer"
     buy_items = (ROASTED, ROASTED_SPECIALTY)
 
-    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_values(self, rng: Draws) -> dict[str, Any]:
         return retailer_values(rng)
 
     def init_levels(self) -> None:

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from econbench.agents.policy import Routine
 from econbench.coffee.config import GREEN, GREEN_SPECIALTY, ROASTED, ROASTED_SPECIALTY
+from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call, ok
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.buying import Buyer
@@ -39,7 +38,7 @@ class NegotiatingRoaster(Seller, Buyer, NegotiatingFirm):
     sell_items = (ROASTED_SPECIALTY, ROASTED)
     buy_items = (GREEN_SPECIALTY, GREEN)
 
-    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_values(self, rng: Draws) -> dict[str, Any]:
         return roaster_values(rng)
 
     @property

@@ -1,0 +1,45 @@
+"""What a model-played actor spent, apart from the ReAct loop that spends it.
+
+The environments report zeros for their scripted firms with this class, so it must import
+without the loop's provider, retry and compaction machinery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from econbench.agents.models.base import Usage
+
+
+@dataclass
+class AgentStats:
+    """What the agent spent: calls, tokens, dollars, compactions and retries."""
+
+    llm_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    compactions: int = 0
+    retries: int = 0
+    invalid_usage_calls: int = 0
+    """Calls whose server reported impossible token counts (counted 0, left unpriced)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's figures (``invalid_usage_calls`` only when there were any, so the
+        summaries of sound runs are unchanged)."""
+        data: dict[str, Any] = {
+            "llm_calls": self.llm_calls,
+            "input_tokens": self.usage.input_tokens,
+            "cached_input_tokens": self.usage.cached_input_tokens,
+            "cache_write_tokens": self.usage.cache_write_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "reasoning_tokens": self.usage.reasoning_tokens,
+            "cost_usd": round(self.cost_usd, 6) if self.unpriced_calls == 0 else None,
+            "cost_usd_priced_part": round(self.cost_usd, 6),
+            "compactions": self.compactions,
+            "retries": self.retries,
+        }
+        if self.invalid_usage_calls:
+            data["invalid_usage_calls"] = self.invalid_usage_calls
+        return data
