@@ -73,6 +73,37 @@ def _keys(codes: np.ndarray) -> np.ndarray:
     return codes.view(np.dtype((np.void, n))).ravel()
 
 
+def _reinsert(rows: np.ndarray, i: int) -> np.ndarray:
+    """Sort rows (in place) that were sorted before column i's entry grew.
+
+    A code only grows (counts, flags and the built bit never fall), so one bubble pass from
+    column i rightwards restores the order: the same rows as ``np.sort`` at a fraction of
+    the cost (a sort of 8-byte rows pays per row; this pays per column).
+    """
+    for k in range(i, rows.shape[1] - 1):
+        left, right = rows[:, k], rows[:, k + 1]
+        low = np.minimum(left, right)
+        rows[:, k + 1] = np.maximum(left, right)
+        rows[:, k] = low
+    return rows
+
+
+def _rows(keys: np.ndarray, n: int) -> np.ndarray:
+    """The code rows of :func:`_keys`' keys (their inverse)."""
+    if keys.dtype == np.uint64:
+        return keys.view(np.uint8).reshape(-1, 8)[:, 8 - n :]
+    return keys.view(np.uint8).reshape(-1, n)
+
+
+def _distinct(codes: np.ndarray) -> np.ndarray:
+    """The distinct rows of canonical codes, in key order (a sort of the keys: cheaper than
+    ``np.unique``'s argsort for ``return_index``, or its hash table without it)."""
+    keys = np.sort(_keys(codes))
+    fresh = np.ones(len(keys), dtype=bool)
+    fresh[1:] = keys[1:] != keys[:-1]
+    return _rows(keys[fresh], codes.shape[1])
+
+
 @dataclass
 class _Level:
     keys: np.ndarray  # sorted unique keys of the states with budget left at this level
@@ -120,11 +151,19 @@ class BayesSolver:
         codes = (n << 2) | (np.asarray(early, dtype=np.int64) << 1) | np.asarray(built, np.int64)
         return codes.astype(np.uint8)
 
-    def _posterior(self, n: np.ndarray, e: np.ndarray, t: int):  # type: ignore[no-untyped-def]
-        """Posterior of capped states; with ``saturate`` a class at the cap counts as certain."""
+    def _posterior(self, n: np.ndarray, e: np.ndarray, t: int, row_of=None):  # type: ignore[no-untyped-def]
+        """Posterior of capped states; with ``saturate`` a class at the cap counts as certain
+        (``row_of``: see :meth:`HotSetModel.posterior`)."""
         if self.saturate and not self.exact:
             n = np.where(n >= self.cap, n + SATURATION, n)
-        return self.model.posterior(n, e, t)
+        return self.model.posterior(n, e, t, row_of)
+
+    def _level_posterior(self, codes: np.ndarray, t: int):  # type: ignore[no-untyped-def]
+        """Posterior of a level's states, computed once per distinct (counts, early) row:
+        the built bits do not enter it, and states share rows (14× at the defaults)."""
+        distinct, row_of = np.unique(_keys(codes >> 1), return_inverse=True)
+        n, e, _ = self.decode(_rows(distinct, codes.shape[1]) << 1)
+        return self._posterior(n, e, t, row_of.ravel())
 
     @staticmethod
     def decode(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -140,7 +179,7 @@ class BayesSolver:
         b = (c & 1) | int(commit)
         out = codes.copy()
         out[:, i] = ((n << 2) | (e << 1) | b).astype(np.uint8)
-        return np.sort(out, axis=1)
+        return _reinsert(out, i)
 
     def _closed_form(self, codes: np.ndarray, t: int) -> np.ndarray:
         """Budget spent, before the draw at position t: expected future collections."""
@@ -177,9 +216,7 @@ class BayesSolver:
                 alive = ((cur[:, i] & 1) == 0) & (B - n_built - 1 > 0)
                 if alive.any():
                     parts.append(self._successors(cur[alive], t, i, commit=True))
-            allc = np.concatenate(parts)
-            _, first = np.unique(_keys(allc), return_index=True)
-            cur = allc[first]
+            cur = _distinct(np.concatenate(parts))
         return codes_by_t
 
     def _backward(
@@ -199,8 +236,8 @@ class BayesSolver:
             if len(codes) == 0:
                 levels[t] = _Level(keys=_keys(codes), values=np.zeros(0))
                 continue
-            n, e, b = self.decode(codes)
-            post = self._posterior(n, e, t)
+            b = (codes & 1).astype(np.int64)
+            post = self._level_posterior(codes, t)
             pred = post.predictive()
             n_built = b.sum(axis=1)
             spent = self._spent_values(post, b, pred) if t >= self.model.window else None
@@ -211,13 +248,21 @@ class BayesSolver:
                 contrib = np.where(b[:, i] == 1, 1.0 + v_pass, v_pass)
                 rows = np.flatnonzero(b[:, i] == 0)
                 if len(rows):
-                    succ = self._successors(codes[rows], t, i, True)
                     last = (B - n_built[rows] - 1) == 0
-                    if spent is not None:  # closed form straight from this level's posterior
+                    # with the closed form straight from this level's posterior, no one
+                    # looks up a last unit's successor (an actor judges every commit)
+                    lean = spent is not None and actor is None
+                    succ = None if lean else self._successors(codes[rows], t, i, True)
+                    if spent is not None:
                         v_commit = np.zeros(len(rows))
                         v_commit[last] = spent[rows[last], i]
                         if (~last).any() and t + 1 < T:
-                            v_commit[~last] = self._lookup(nxt, succ[~last])
+                            ahead = (
+                                self._successors(codes[rows[~last]], t, i, True)
+                                if succ is None
+                                else succ[~last]
+                            )
+                            v_commit[~last] = self._lookup(nxt, ahead)
                     else:
                         v_commit = self._commit_values(succ, last, t + 1, nxt)
                     q = 1.0 - self.cost + v_commit
@@ -229,9 +274,8 @@ class BayesSolver:
                         )
                     contrib[rows] = np.where(commit, q, v_pass[rows])
                 v += pred[:, i] * contrib
-            keys = _keys(codes)
-            order = np.argsort(keys)
-            levels[t] = _Level(keys=keys[order], values=v[order])
+            # the forward pass left each level's rows in key order (np.unique sorts)
+            levels[t] = _Level(keys=_keys(codes), values=v)
         return levels
 
     def _spent_values(self, post, built: np.ndarray, pred: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]

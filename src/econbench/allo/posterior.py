@@ -124,20 +124,35 @@ class HotSetModel:
         return np.where(self.hyp, (1.0 - h ** (m - 1)) / denom, 1.0 / denom)
 
     @cached_property
-    def _hyp_index(self) -> np.ndarray:
-        """(nH, n_hot) class ids of each hypothesis."""
-        return np.array([np.flatnonzero(row) for row in self.hyp], dtype=np.intp)
+    def _hyp_float(self) -> np.ndarray:
+        """(nH, N) the incidence matrix as floats (for a BLAS product)."""
+        return self.hyp.astype(float)
 
     @cached_property
     def _hyp_bits(self) -> np.ndarray:
         """(nH,) bitmask of each hypothesis (N ≤ 62) for fast subset tests."""
         return (self.hyp.astype(np.int64) << np.arange(self.n_classes, dtype=np.int64)).sum(axis=1)
 
-    def posterior(self, counts: np.ndarray, early: np.ndarray, t: int) -> Posterior:
-        """Posterior for S states: ``counts`` (S, N) sightings, ``early`` (S, N) bool flags."""
+    def posterior(
+        self, counts: np.ndarray, early: np.ndarray, t: int, row_of: np.ndarray | None = None
+    ) -> Posterior:
+        """Posterior for S states: ``counts`` (S, N) sightings, ``early`` (S, N) bool flags.
+
+        With ``row_of`` (S',) the rows given are distinct histories and state s is row
+        ``row_of[s]``: each row is computed once, and the result is the very numbers (and
+        memory layout, which later products' last bits depend on) of a call with every
+        state's row.
+        """
         counts = np.atleast_2d(np.asarray(counts, dtype=np.int64))
         early = np.atleast_2d(np.asarray(early, dtype=bool))
-        s_h = counts[:, self._hyp_index].sum(axis=2)  # (S, nH) Σ_{c∈H} n_c
+        if row_of is not None and len(counts) < 2:
+            # one row is laid out both ways at once and numpy would then sum it pairwise,
+            # unlike the column-major sum of a call with every state's row
+            counts, early, row_of = counts[row_of], early[row_of], None
+        # (S, nH) Σ_{c∈H} n_c: sums of small integers, so a float product is exact (and far
+        # cheaper than gathering (S, nH, n_hot) counts). Laid out column-major, as that
+        # gather was: the layout decides the order of the sums below, hence their last bits.
+        s_h = (self._hyp_float @ counts.T.astype(float)).T
         if self.n_classes <= 62:
             bits = (early.astype(np.int64) << np.arange(self.n_classes, dtype=np.int64)).sum(1)
             contained = (bits[:, None] & ~self._hyp_bits[None, :]) == 0
@@ -157,7 +172,12 @@ class HotSetModel:
             raise ValueError("history has probability 0 under the generator")
         w = np.exp(log_w - top)
         total = w.sum(axis=1, keepdims=True)
-        return Posterior(model=self, t=t, pi=w / total, contained=contained)
+        pi = w / total
+        if row_of is not None:
+            # without the window's np.where the arrays keep s_h's column-major layout
+            layout = np.asfortranarray if self.window == 0 else np.ascontiguousarray
+            pi, contained = layout(pi[row_of]), contained[row_of]
+        return Posterior(model=self, t=t, pi=pi, contained=contained)
 
     def posterior_from_history(self, history: tuple[int, ...] | list[int]) -> Posterior:
         """Posterior after observing the classes ``history`` (positions 0..t−1)."""
