@@ -9,11 +9,11 @@
    their new lines, serialising the state, replacing the file) of which the state's JSON,
    and the simulation proper (the rest of the run: rules, tools, policies, observations,
    the summary). The timing wrappers add a few milliseconds.
-3. What the whole command spends outside those parts ("outside the run"): the median whole
-   command minus the median total of the parts, i.e. the interpreter's start-up and ``site``,
-   Typer building and parsing the command (its pydantic adapters), loading the config, and
-   the interpreter's exit. The breakdown's interpreter does not ``gc.freeze`` as
-   ``run_one`` does, so its simulation reads a little high and this remainder a little low.
+3. What the whole command spends outside those parts ("outside the run"): the interpreter's
+   start-up and ``site``, Typer building and parsing the command (its pydantic adapters),
+   loading the config, and the interpreter's exit: the median over the runs of each whole
+   command minus the total of the breakdown taken next to it. The breakdown freezes the collector's generations
+   before the run as ``run_one`` does, so its parts cost what they cost in the command.
 
 Each figure is the median of ``--runs`` runs, the whole commands and the breakdowns taken in
 turn so that both see the same load, printed with the load average: CPU time on a busy
@@ -25,6 +25,7 @@ shared machine reads high.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -94,6 +95,7 @@ def child(out: Path) -> dict[str, float]:
     _timed(CoffeeRun, "_checkpoint", totals, "checkpoints")
     _timed(CoffeeRun, "state_json", totals, "  of which state JSON")
     config = load_config(None, {"seed": 0, "days": 90, "agents": {"default": "scripted"}})
+    gc.freeze()  # as ``run_one`` does before the first seed
     start = time.process_time()
     run_to_dir(config, out, overwrite=True)
     whole = time.process_time() - start
@@ -139,7 +141,9 @@ def main() -> None:
             print(f"  {part:<22} {statistics.median(values):7.3f}  {spread}")
         total = statistics.median(sum(row[p] for p in PARTS[:4]) for row in rows)
         print(f"  {'total':<22} {total:7.3f}")
-        outside = statistics.median(whole) - total
+        outside = statistics.median(
+            w - sum(row[p] for p in PARTS[:4]) for w, row in zip(whole, rows, strict=True)
+        )
         print(f"  {'outside the run':<22} {outside:7.3f}  (whole command − total)")
         print(f"load average at end: {load_average()}")
 
