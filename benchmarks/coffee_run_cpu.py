@@ -12,8 +12,9 @@
 3. What the whole command spends outside those parts ("outside the run"): the interpreter's
    start-up and ``site``, Typer building and parsing the command (its pydantic adapters),
    loading the config, and the interpreter's exit: the median over the runs of each whole
-   command minus the total of the breakdown taken next to it. The breakdown freezes the collector's generations
-   before the run as ``run_one`` does, so its parts cost what they cost in the command.
+   command minus the total of the breakdown taken next to it. The breakdown freezes the
+   collector's generations before the run as ``run_one`` does, so its parts cost what they
+   cost in the command.
 
 Each figure is the median of ``--runs`` runs, the whole commands and the breakdowns taken in
 turn so that both see the same load, printed with the load average: CPU time on a busy
