@@ -19,6 +19,7 @@ the hot path never does.
 
 from __future__ import annotations
 
+import reprlib
 import types
 import typing
 from collections.abc import Callable
@@ -61,9 +62,24 @@ class Event:
     log order, ``OPTIONAL`` those a line may leave out (their value is ``ABSENT``)."""
 
     __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]] = ()  # every field is keyword-only
     TYPE: ClassVar[str]
     FIELDS: ClassVar[tuple[str, ...]]
     OPTIONAL: ClassVar[frozenset[str]]
+
+    # The repr and equality a dataclass would generate, written once here rather than
+    # compiled for each of the catalogue's definitions at import (half its import time).
+    # Defining ``__eq__`` leaves ``__hash__`` None, unhashable as the dataclass was.
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            mine = tuple(getattr(self, name) for name in self.FIELDS)
+            return mine == tuple(getattr(other, name) for name in self.FIELDS)
+        return NotImplemented
 
     def payload(self) -> dict[str, Any]:
         """The payload as the log writes it: every field in order, absent ones left out
@@ -109,7 +125,7 @@ def event(name: str) -> Callable[[type[E]], type[E]]:
             raise ValueError(f"event type {name!r} is defined twice")
         # Not frozen: a frozen dataclass sets each field through object.__setattr__, which
         # costs more than the rest of logging an event; nothing keeps an event after logging.
-        defined = dataclass(slots=True, kw_only=True)(cls)
+        defined = dataclass(slots=True, kw_only=True, repr=False, eq=False, match_args=False)(cls)
         names = tuple(f.name for f in fields(defined))
         clash = [n for n in names if n in HEADER]
         if clash:
