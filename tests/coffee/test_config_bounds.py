@@ -218,3 +218,22 @@ def test_every_numeric_field_has_a_finite_range() -> None:
 def test_the_shipped_defaults_still_validate() -> None:
     assert RunConfig().economy == EconomyConfig()
     assert load_config(None).days == 90
+
+
+def test_a_key_pasted_as_api_key_env_is_not_printed_back(tmp_path: Path) -> None:
+    # The model settings refuse it without echoing it; the config's one-line error, which
+    # quotes each bad value, must not quote this one either.
+    secret = "sk-proj-Zq8" + "x" * 24 + "9fK2"
+    config = tmp_path / "bad.toml"
+    config.write_text(
+        "[run]\ndays = 2\n\n[agents]\nroaster_A = 'openai-compatible/m'\n\n"
+        f"[models.'openai-compatible/m']\napi_key_env = '{secret}'\n"
+        "base_url = 'http://127.0.0.1:9/v1'\n"
+    )
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["coffee", "run", "--config", str(config), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    line = error_line(result)
+    assert "api_key_env" in line and "NAME of an environment variable" in line
+    assert secret not in result.output and secret[:12] not in result.output
+    assert not out.exists()

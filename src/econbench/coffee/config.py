@@ -268,6 +268,11 @@ def format_validation(exc: ValidationError, prefix: str = "") -> str:
             lines.append(f"unknown key '{key}'")
         else:
             msg = err["msg"].removeprefix("Value error, ")
+            if any("key" in str(part).lower() for part in err["loc"]):
+                # A key pasted where its variable's name belongs must not reach a terminal
+                # or a CI log: the message says what is wrong without the value.
+                lines.append(f"'{key}': {msg} (value not shown)")
+                continue
             got = repr(err.get("input"))
             got = got if len(got) <= 80 else got[:79] + "…"
             lines.append(f"'{key}': {msg} (got {got})")
