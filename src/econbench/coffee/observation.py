@@ -31,6 +31,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     marks the firm's deals so far as seen."""
     firm = world.firm(firm_id)
     clock = firm.clock
+    day = world.day
     reasons, clock.reasons = clock.reasons, []
     notices, firm.notices = firm.notices, []
     clock.needs_observation = False
@@ -44,8 +45,9 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     for msg in world.state.messages.values():
         if msg.recipient == firm_id and not msg.read:
             unread[msg.sender] = unread.get(msg.sender, 0) + 1
+    eta = delivery_eta(world)
     obs: dict[str, Any] = {
-        "day": world.day,
+        "day": day,
         "time": hhmm(clock.minute),
         "days_total": world.config.days,
         "firm": firm_id,
@@ -56,12 +58,12 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
         "receivables": {
             "total": dollars(sheet["ar"]),
             "open": len(receivables),
-            "overdue": sum(1 for i in receivables if world.day > i.due_day),
+            "overdue": sum(1 for i in receivables if day > i.due_day),
         },
         "payables": {
             "total": dollars(sheet["ap"]),
             "open": len(payables),
-            "overdue": sum(1 for i in payables if world.day > i.due_day),
+            "overdue": sum(1 for i in payables if day > i.due_day),
         },
         "stock": {
             item: {
@@ -80,7 +82,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
             0, (world.econ.day_end_minute - clock.minute) // world.econ.minutes_per_tool
         ),
         "my_open_listings": [
-            listing_view(world, lst)
+            listing_view(world, lst, eta)
             for lst in world.open_listings.values()
             if lst.seller == firm_id
         ],
@@ -136,7 +138,14 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ views
-def listing_view(world: World, lst: Listing) -> dict[str, Any]:
+def delivery_eta(world: World) -> str:
+    """When goods bought today arrive, as a listing shows it."""
+    return f"day {world.day + world.econ.shipping_days} 09:00 if accepted today"
+
+
+def listing_view(world: World, lst: Listing, eta: str | None = None) -> dict[str, Any]:
+    """A listing as the exchange shows it; ``eta`` is ``delivery_eta(world)`` when the
+    caller shows many listings at once."""
     return {
         "listing_id": lst.id,
         "seller": lst.seller,
@@ -145,7 +154,7 @@ def listing_view(world: World, lst: Listing) -> dict[str, Any]:
         "asking_price": dollars(lst.price),
         "payment_terms_days": lst.terms,
         "posted_day": lst.day,
-        "delivery_eta": f"day {world.day + world.econ.shipping_days} 09:00 if accepted today",
+        "delivery_eta": delivery_eta(world) if eta is None else eta,
     }
 
 

@@ -170,8 +170,9 @@ class FirmTools(Toolkit):
         """
         if item_id is not None:
             self._item(item_id)
+        eta = observation.delivery_eta(self.world)
         listings = [
-            observation.listing_view(self.world, lst)
+            observation.listing_view(self.world, lst, eta)
             for lst in self.world.open_listings.values()
             if (item_id is None or lst.item == item_id)
             and not (only_others and lst.seller == self.firm_id)
@@ -478,8 +479,7 @@ class FirmTools(Toolkit):
         }
 
     # ---------------------------------------------------------- invoices
-    def _invoice_view(self, inv: Invoice, side: str) -> dict[str, Any]:
-        day = self.world.day
+    def _invoice_view(self, inv: Invoice, side: str, day: int) -> dict[str, Any]:
         return {
             "invoice_id": inv.id,
             "kind": inv.kind,
@@ -510,17 +510,18 @@ class FirmTools(Toolkit):
             else world.payables(self.firm_id)
         )
         other = "payer" if side == "receivable" else "issuer"
+        day = world.day
         rows = [
             inv
             for inv in mine
-            if (not only_overdue or world.day > inv.due_day)
+            if (not only_overdue or day > inv.due_day)
             and (counterparty is None or getattr(inv, other) == counterparty)
         ]
         rows.sort(key=lambda i: (i.due_day, int(i.id[3:])))
         total = sum(i.outstanding for i in rows)
-        overdue = [i for i in rows if world.day > i.due_day]
+        overdue = [i for i in rows if day > i.due_day]
         return {
-            "invoices": [self._invoice_view(i, side) for i in rows[:limit]],
+            "invoices": [self._invoice_view(i, side, day) for i in rows[:limit]],
             "summary": (
                 f"{len(rows)} open invoice(s), ${dollars(total):,.2f} outstanding, "
                 f"{len(overdue)} overdue (${dollars(sum(i.outstanding for i in overdue)):,.2f})"
