@@ -37,7 +37,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     clock.needs_observation = False
     sheet = world.balance_sheet(firm_id)
     inbound = world.inbound(firm_id)
-    committed = sum(s.qty for s in firm.stock.values()) + sum(inbound.values())
+    committed = sum([s.qty for s in firm.stock.values()]) + sum(inbound.values())
     receivables, payables = world.receivables(firm_id), world.payables(firm_id)
     new_deals = _new_deals(world, firm_id)
     firm.seen_deal_seq = world.state.counters.deal
@@ -58,12 +58,12 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
         "receivables": {
             "total": dollars(sheet["ar"]),
             "open": len(receivables),
-            "overdue": sum(1 for i in receivables if day > i.due_day),
+            "overdue": len([i for i in receivables if day > i.due_day]),
         },
         "payables": {
             "total": dollars(sheet["ap"]),
             "open": len(payables),
-            "overdue": sum(1 for i in payables if day > i.due_day),
+            "overdue": len([i for i in payables if day > i.due_day]),
         },
         "stock": {
             item: {

@@ -519,13 +519,13 @@ class FirmTools(Toolkit):
             and (counterparty is None or getattr(inv, other) == counterparty)
         ]
         rows.sort(key=lambda i: (i.due_day, int(i.id[3:])))
-        total = sum(i.outstanding for i in rows)
+        total = sum([i.outstanding for i in rows])
         overdue = [i for i in rows if day > i.due_day]
         return {
             "invoices": [self._invoice_view(i, side, day) for i in rows[:limit]],
             "summary": (
                 f"{len(rows)} open invoice(s), ${dollars(total):,.2f} outstanding, "
-                f"{len(overdue)} overdue (${dollars(sum(i.outstanding for i in overdue)):,.2f})"
+                f"{len(overdue)} overdue (${dollars(sum([i.outstanding for i in overdue])):,.2f})"
             ),
             "total_outstanding": dollars(total),
         }

@@ -329,7 +329,7 @@ class World:
 
     def committed_holdings(self, firm_id: str) -> int:
         firm = self.firm(firm_id)
-        return sum(s.qty for s in firm.stock.values()) + sum(self.inbound(firm_id).values())
+        return sum([s.qty for s in firm.stock.values()]) + sum(self.inbound(firm_id).values())
 
     def cap_headroom(self, firm_id: str) -> int:
         return self.firm(firm_id).inventory_cap - self.committed_holdings(firm_id)
