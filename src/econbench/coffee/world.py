@@ -388,10 +388,15 @@ class World:
 
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
-        firm = self.firm(firm_id)
-        if not self.can_act(firm):
+        firm, econ = self.state.firms[firm_id], self.econ
+        clock = firm.clock
+        if (  # ``can_act``, inline: the run loop asked it already, once per call
+            firm.bankrupt
+            or clock.parked
+            or clock.minute + econ.minutes_per_tool > econ.day_end_minute
+        ):
             raise RuntimeError(f"{firm_id} cannot act now (parked, out of time or bankrupt)")
-        self._now = firm.clock.minute
+        self._now = clock.minute
         if call is None:
             self._park(firm)
             result = {"status": "success", "note": "no tool call: treated as wait_for_next_day"}
@@ -411,7 +416,7 @@ class World:
             self._park(firm)
         else:
             clock = firm.clock
-            clock.minute += self.econ.minutes_per_tool
+            clock.minute += econ.minutes_per_tool
             clock.actions_today += 1
             if not clock.acted_today:  # one pydantic assignment a day, not one a call
                 clock.acted_today = True
