@@ -31,12 +31,13 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     marks the firm's deals so far as seen."""
     firm = world.firm(firm_id)
     clock = firm.clock
+    day = world.day
     reasons, clock.reasons = clock.reasons, []
     notices, firm.notices = firm.notices, []
     clock.needs_observation = False
     sheet = world.balance_sheet(firm_id)
     inbound = world.inbound(firm_id)
-    committed = sum(s.qty for s in firm.stock.values()) + sum(inbound.values())
+    committed = sum([s.qty for s in firm.stock.values()]) + sum(inbound.values())
     receivables, payables = world.receivables(firm_id), world.payables(firm_id)
     new_deals = _new_deals(world, firm_id)
     firm.seen_deal_seq = world.state.counters.deal
@@ -44,8 +45,9 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     for msg in world.state.messages.values():
         if msg.recipient == firm_id and not msg.read:
             unread[msg.sender] = unread.get(msg.sender, 0) + 1
+    eta = delivery_eta(world)
     obs: dict[str, Any] = {
-        "day": world.day,
+        "day": day,
         "time": hhmm(clock.minute),
         "days_total": world.config.days,
         "firm": firm_id,
@@ -56,12 +58,12 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
         "receivables": {
             "total": dollars(sheet["ar"]),
             "open": len(receivables),
-            "overdue": sum(1 for i in receivables if world.day > i.due_day),
+            "overdue": len([i for i in receivables if day > i.due_day]),
         },
         "payables": {
             "total": dollars(sheet["ap"]),
             "open": len(payables),
-            "overdue": sum(1 for i in payables if world.day > i.due_day),
+            "overdue": len([i for i in payables if day > i.due_day]),
         },
         "stock": {
             item: {
@@ -80,7 +82,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
             0, (world.econ.day_end_minute - clock.minute) // world.econ.minutes_per_tool
         ),
         "my_open_listings": [
-            listing_view(world, lst)
+            listing_view(world, lst, eta)
             for lst in world.open_listings.values()
             if lst.seller == firm_id
         ],
@@ -113,9 +115,9 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
     firm, econ = world.firm(firm_id), world.econ
     if firm.role == "retailer":
         return {
-            "retail_prices": {i: dollars(p) for i, p in firm.retail_prices.items()},
+            "retail_prices": {i: p / 100 for i, p in firm.retail_prices.items()},
             "yesterday_sales": {
-                item: {"qty": s.qty, "price": dollars(s.price), "revenue": dollars(s.qty * s.price)}
+                item: {"qty": s.qty, "price": s.price / 100, "revenue": s.qty * s.price / 100}
                 for s in sales_since(world, world.day - 1)
                 if s.firm == firm_id and s.day == world.day - 1
                 for item in [s.item]
@@ -136,16 +138,25 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ views
-def listing_view(world: World, lst: Listing) -> dict[str, Any]:
+# The views write dollars as ``cents / 100`` (what ``dollars`` does) inline: they are built
+# tens of thousands of times a run.
+def delivery_eta(world: World) -> str:
+    """When goods bought today arrive, as a listing shows it."""
+    return f"day {world.day + world.econ.shipping_days} 09:00 if accepted today"
+
+
+def listing_view(world: World, lst: Listing, eta: str | None = None) -> dict[str, Any]:
+    """A listing as the exchange shows it; ``eta`` is ``delivery_eta(world)`` when the
+    caller shows many listings at once."""
     return {
         "listing_id": lst.id,
         "seller": lst.seller,
         "item_id": lst.item,
         "qty": lst.qty,
-        "asking_price": dollars(lst.price),
+        "asking_price": lst.price / 100,
         "payment_terms_days": lst.terms,
         "posted_day": lst.day,
-        "delivery_eta": f"day {world.day + world.econ.shipping_days} 09:00 if accepted today",
+        "delivery_eta": delivery_eta(world) if eta is None else eta,
     }
 
 
@@ -157,7 +168,7 @@ def offer_view(o: Offer) -> dict[str, Any]:
         "seller": o.seller,
         "item_id": o.item,
         "qty": o.qty,
-        "offered_price": dollars(o.price),
+        "offered_price": o.price / 100,
         "payment_terms_days": o.terms,
         "message": o.message,
         "day": o.day,
@@ -173,7 +184,7 @@ def deal_view(d: Deal, firm_id: str) -> dict[str, Any]:
         "counterparty": d.buyer if d.seller == firm_id else d.seller,
         "item_id": d.item,
         "qty": d.qty,
-        "price": dollars(d.price),
+        "price": d.price / 100,
         "payment_terms_days": d.terms,
         "deal_day": d.day,
         "status": d.status,

@@ -170,8 +170,9 @@ class FirmTools(Toolkit):
         """
         if item_id is not None:
             self._item(item_id)
+        eta = observation.delivery_eta(self.world)
         listings = [
-            observation.listing_view(self.world, lst)
+            observation.listing_view(self.world, lst, eta)
             for lst in self.world.open_listings.values()
             if (item_id is None or lst.item == item_id)
             and not (only_others and lst.seller == self.firm_id)
@@ -478,8 +479,8 @@ class FirmTools(Toolkit):
         }
 
     # ---------------------------------------------------------- invoices
-    def _invoice_view(self, inv: Invoice, side: str) -> dict[str, Any]:
-        day = self.world.day
+    def _invoice_view(self, inv: Invoice, side: str, day: int) -> dict[str, Any]:
+        """An open invoice as its parties see it (dollars as ``cents / 100``, inline)."""
         return {
             "invoice_id": inv.id,
             "kind": inv.kind,
@@ -487,11 +488,11 @@ class FirmTools(Toolkit):
             "deal_id": inv.deal_id,
             "item_id": inv.item,
             "qty": inv.qty,
-            "price": dollars(inv.price),
-            "principal": dollars(inv.principal),
-            "late_fees": dollars(inv.fees),
-            "credits": dollars(inv.credits),
-            "outstanding": dollars(inv.outstanding),
+            "price": inv.price / 100,
+            "principal": inv.principal / 100,
+            "late_fees": inv.fees / 100,
+            "credits": inv.credits / 100,
+            "outstanding": inv.outstanding / 100,
             "issue_day": inv.issue_day,
             "due_day": inv.due_day,
             "days_overdue": max(0, day - inv.due_day),
@@ -510,20 +511,21 @@ class FirmTools(Toolkit):
             else world.payables(self.firm_id)
         )
         other = "payer" if side == "receivable" else "issuer"
+        day = world.day
         rows = [
             inv
             for inv in mine
-            if (not only_overdue or world.day > inv.due_day)
+            if (not only_overdue or day > inv.due_day)
             and (counterparty is None or getattr(inv, other) == counterparty)
         ]
         rows.sort(key=lambda i: (i.due_day, int(i.id[3:])))
-        total = sum(i.outstanding for i in rows)
-        overdue = [i for i in rows if world.day > i.due_day]
+        total = sum([i.outstanding for i in rows])
+        overdue = [i for i in rows if day > i.due_day]
         return {
-            "invoices": [self._invoice_view(i, side) for i in rows[:limit]],
+            "invoices": [self._invoice_view(i, side, day) for i in rows[:limit]],
             "summary": (
                 f"{len(rows)} open invoice(s), ${dollars(total):,.2f} outstanding, "
-                f"{len(overdue)} overdue (${dollars(sum(i.outstanding for i in overdue)):,.2f})"
+                f"{len(overdue)} overdue (${dollars(sum([i.outstanding for i in overdue])):,.2f})"
             ),
             "total_outstanding": dollars(total),
         }

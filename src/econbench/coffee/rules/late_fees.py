@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
 def apply(world: World) -> None:
     """19:00: charge today's fee on every overdue open invoice, in invoice order."""
-    rate = world.econ.late_fee_rate
+    rate, day = world.econ.late_fee_rate, world.day
     for invoice in list(world.open_invoices.values()):
-        if world.day <= invoice.due_day:
+        if day <= invoice.due_day:
             continue
         issuer, payer = world.firm(invoice.issuer), world.firm(invoice.payer)
         if issuer.bankrupt or payer.bankrupt:
