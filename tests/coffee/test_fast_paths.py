@@ -1,52 +1,14 @@
-"""The simulation's shortcuts give what the long way gives: a scripted firm asked through
-``decide`` directly makes the calls ``respond`` would make, and a state model's assignment
-stores and marks its field as pydantic's own does."""
+"""The state models' shortcut gives what the long way gives: a state model's assignment
+stores and marks its field as pydantic's own does, and ``StateJson`` still sees it."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import pytest
 from pydantic import BaseModel
 
-from econbench.agents.policy import Input, Reply
-from econbench.coffee.events import MemorySink
-from econbench.coffee.policies import make_policy
 from econbench.coffee.sim import CoffeeRun
 from econbench.coffee.state import Clock, Counters, Deal, Record, StateModel
 from econbench.runs.coffee.config import RunConfig
-
-
-def _events(run: CoffeeRun, sink: MemorySink) -> list[dict]:
-    run.run()
-    return sink.events
-
-
-def test_deciders_decide_directly_as_respond_would() -> None:
-    config = RunConfig(days=12)
-    short_sink, long_sink = MemorySink(), MemorySink()
-    short = CoffeeRun(config, sink=short_sink)
-    long = CoffeeRun(config, sink=long_sink)
-    assert short._deciders  # the scripted firms take the short way
-    long._deciders = frozenset()  # every firm through respond(inputs)
-    assert _events(short, short_sink) == _events(long, long_sink)
-
-
-def test_a_policy_with_its_own_respond_is_asked_through_it() -> None:
-    asked: list[Sequence[Input]] = []
-    policy = make_policy("scripted", "roaster", seed=0, firm_id="roaster_A")
-    inner = policy.respond
-
-    def respond(inputs: Sequence[Input]) -> Reply:
-        asked.append(inputs)
-        return inner(inputs)
-
-    policy.respond = respond  # type: ignore[method-assign]
-    run = CoffeeRun(RunConfig(days=2), policies={"roaster_A": policy})
-    assert "roaster_A" not in run._deciders
-    assert "roaster_B" in run._deciders
-    run.run()
-    assert asked
 
 
 @pytest.mark.parametrize("model", [Clock, Counters])

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from econbench.agents.policy import Actor, Decider, Feedback, Input, Observation, ToolResult
+from econbench.agents.policy import Actor, Input, Observation, ToolResult
 from econbench.agents.tools import ToolCall
 from econbench.coffee.config import FIRMS, WorldConfig, is_model, role_of
 from econbench.coffee.events import EventSink, RunEnd, event_from_payload
@@ -70,13 +70,6 @@ class CoffeeRun:
         self._held: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
         self._model_firms = frozenset(f for f, p in self.policies.items() if self._is_model(p))
         """The firms a model plays (the policies are fixed once the run is built)."""
-        self._deciders = frozenset(
-            f
-            for f, p in self.policies.items()
-            if type(p).respond is Decider.respond and "respond" not in getattr(p, "__dict__", {})
-        )
-        """The firms whose policy answers through ``Decider.respond`` unchanged: their
-        decision is asked of ``decide`` directly (``_decide``)."""
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         """Agents' own events (model calls, retries, compactions). While a group decides
@@ -255,16 +248,7 @@ class CoffeeRun:
         return inputs
 
     def _decide(self, firm_id: str) -> ToolCall | None:
-        """The first call of the actor's reply: the one a firm makes per turn. A scripted
-        firm decides thousands of times a run, so a ``Decider`` is handed the feedback its
-        ``respond`` would fold from ``_inputs`` (the result, then the observation if woken)
-        without the inputs and the reply around it."""
-        if firm_id in self._deciders:
-            result, self._pending[firm_id] = self._pending.get(firm_id), None
-            world = self.world
-            seen = world.observe(firm_id) if world.observation_due(firm_id) else None
-            decider: Decider = self.policies[firm_id]  # type: ignore[assignment]
-            return decider.decide(Feedback(observation=seen, result=result))
+        """The first call of the actor's reply: the one a firm makes per turn."""
         return self.policies[firm_id].respond(self._inputs(firm_id)).first_call
 
     async def _adecide(self, firm_id: str) -> ToolCall | None:
