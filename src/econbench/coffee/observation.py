@@ -37,7 +37,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     clock.needs_observation = False
     sheet = world.balance_sheet(firm_id)
     inbound = world.inbound(firm_id)
-    committed = sum([s.qty for s in firm.stock.values()]) + sum(inbound.values())
+    committed = world.committed_holdings(firm_id)
     receivables, payables = world.receivables(firm_id), world.payables(firm_id)
     new_deals = _new_deals(world, firm_id)
     firm.seen_deal_seq = world.state.counters.deal
@@ -75,7 +75,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
         },
         "capacity": {
             "cap": firm.inventory_cap,
-            "committed": committed,  # world.committed_holdings, from the inbound above
+            "committed": committed,
             "headroom": firm.inventory_cap - committed,
         },
         "actions_left_today": max(
@@ -115,9 +115,9 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
     firm, econ = world.firm(firm_id), world.econ
     if firm.role == "retailer":
         return {
-            "retail_prices": {i: p / 100 for i, p in firm.retail_prices.items()},
+            "retail_prices": {i: dollars(p) for i, p in firm.retail_prices.items()},
             "yesterday_sales": {
-                item: {"qty": s.qty, "price": s.price / 100, "revenue": s.qty * s.price / 100}
+                item: {"qty": s.qty, "price": dollars(s.price), "revenue": dollars(s.qty * s.price)}
                 for s in sales_since(world, world.day - 1)
                 if s.firm == firm_id and s.day == world.day - 1
                 for item in [s.item]
@@ -138,8 +138,6 @@ def _role_part(world: World, firm_id: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ views
-# The views write dollars as ``cents / 100`` (what ``dollars`` does) inline: they are built
-# tens of thousands of times a run.
 def delivery_eta(world: World) -> str:
     """When goods bought today arrive, as a listing shows it."""
     return f"day {world.day + world.econ.shipping_days} 09:00 if accepted today"
@@ -153,7 +151,7 @@ def listing_view(world: World, lst: Listing, eta: str | None = None) -> dict[str
         "seller": lst.seller,
         "item_id": lst.item,
         "qty": lst.qty,
-        "asking_price": lst.price / 100,
+        "asking_price": dollars(lst.price),
         "payment_terms_days": lst.terms,
         "posted_day": lst.day,
         "delivery_eta": delivery_eta(world) if eta is None else eta,
@@ -168,7 +166,7 @@ def offer_view(o: Offer) -> dict[str, Any]:
         "seller": o.seller,
         "item_id": o.item,
         "qty": o.qty,
-        "offered_price": o.price / 100,
+        "offered_price": dollars(o.price),
         "payment_terms_days": o.terms,
         "message": o.message,
         "day": o.day,
@@ -184,7 +182,7 @@ def deal_view(d: Deal, firm_id: str) -> dict[str, Any]:
         "counterparty": d.buyer if d.seller == firm_id else d.seller,
         "item_id": d.item,
         "qty": d.qty,
-        "price": d.price / 100,
+        "price": dollars(d.price),
         "payment_terms_days": d.terms,
         "deal_day": d.day,
         "status": d.status,

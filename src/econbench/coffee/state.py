@@ -43,11 +43,7 @@ class Record(StateModel):
     def __setattr__(self, name: str, value: Any) -> None:
         if _watches:
             _seen(id(self))
-        if name in self.__pydantic_fields__:
-            self.__dict__[name] = value
-            self.__pydantic_fields_set__.add(name)
-        else:
-            BaseModel.__setattr__(self, name, value)
+        super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
         if _watches:

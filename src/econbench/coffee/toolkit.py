@@ -480,7 +480,7 @@ class FirmTools(Toolkit):
 
     # ---------------------------------------------------------- invoices
     def _invoice_view(self, inv: Invoice, side: str, day: int) -> dict[str, Any]:
-        """An open invoice as its parties see it (dollars as ``cents / 100``, inline)."""
+        """An open invoice as its parties see it."""
         return {
             "invoice_id": inv.id,
             "kind": inv.kind,
@@ -488,11 +488,11 @@ class FirmTools(Toolkit):
             "deal_id": inv.deal_id,
             "item_id": inv.item,
             "qty": inv.qty,
-            "price": inv.price / 100,
-            "principal": inv.principal / 100,
-            "late_fees": inv.fees / 100,
-            "credits": inv.credits / 100,
-            "outstanding": inv.outstanding / 100,
+            "price": dollars(inv.price),
+            "principal": dollars(inv.principal),
+            "late_fees": dollars(inv.fees),
+            "credits": dollars(inv.credits),
+            "outstanding": dollars(inv.outstanding),
             "issue_day": inv.issue_day,
             "due_day": inv.due_day,
             "days_overdue": max(0, day - inv.due_day),

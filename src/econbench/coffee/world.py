@@ -379,51 +379,37 @@ class World:
 
     def ready_firms(self) -> list[Firm]:
         """The firms that can act now (``can_act``), in the state's order."""
-        last = self.econ.day_end_minute - self.econ.minutes_per_tool
-        return [
-            f
-            for f in self.state.firms.values()
-            if not f.bankrupt and not f.clock.parked and f.clock.minute <= last
-        ]
+        return [f for f in self.state.firms.values() if self.can_act(f)]
 
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
-        firm, econ = self.state.firms[firm_id], self.econ
-        clock = firm.clock
-        if (  # ``can_act``, inline: the run loop asked it already, once per call
-            firm.bankrupt
-            or clock.parked
-            or clock.minute + econ.minutes_per_tool > econ.day_end_minute
-        ):
+        firm = self.firm(firm_id)
+        if not self.can_act(firm):
             raise RuntimeError(f"{firm_id} cannot act now (parked, out of time or bankrupt)")
-        self._now = clock.minute
+        self._now = firm.clock.minute
         if call is None:
             self._park(firm)
             result = {"status": "success", "note": "no tool call: treated as wait_for_next_day"}
             self.log(events.ToolCall(firm=firm_id, tool=None, arguments={}, result=result))
             return result
-        name, arguments = call.name, call.arguments
-        if type(name) is not str:
-            name = name if isinstance(name, str) else repr(name)
-        kit = self._toolkits.get(firm_id) or self.toolkit(firm_id)
-        result = kit.call(name, arguments)
+        name = call.name if isinstance(call.name, str) else repr(call.name)
+        kit = self.toolkit(firm_id)
+        result = kit.call(name, call.arguments)
         if name in kit.tool_specs():
-            counts = firm.tool_calls
-            counts[name] = counts.get(name, 0) + 1
+            firm.tool_calls[name] = firm.tool_calls.get(name, 0) + 1
         else:
             firm.unknown_tool_calls += 1
         if name == WAIT_TOOL and result["status"] == "success":
             self._park(firm)
         else:
-            clock = firm.clock
-            clock.minute += econ.minutes_per_tool
-            clock.actions_today += 1
-            if not clock.acted_today:  # one pydantic assignment a day, not one a call
-                clock.acted_today = True
-        event = events.ToolCall(
-            firm=firm_id, tool=name, arguments=loggable(arguments), result=result
+            firm.clock.minute += self.econ.minutes_per_tool
+            firm.clock.actions_today += 1
+            firm.clock.acted_today = True
+        self.log(
+            events.ToolCall(
+                firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
+            )
         )
-        self._write(event.TYPE, event.payload())  # ``log``, once per call, inline
         return result
 
     def _park(self, firm: Firm) -> None:
@@ -489,24 +475,24 @@ class World:
         return rows
 
     def snapshot(self, firm: Firm) -> dict[str, Any]:
-        """A firm's daily row, in dollars (``cents / 100``, as ``dollars`` writes it)."""
+        """A firm's daily row, in dollars."""
         sheet = self.balance_sheet(firm.id)
         return {
             "day": self.day,
             "firm": firm.id,
-            "cash": sheet["cash"] / 100,
+            "cash": dollars(sheet["cash"]),
             "inventory": {
-                item: {"qty": s.qty, "value": s.value / 100} for item, s in firm.stock.items()
+                item: {"qty": s.qty, "value": dollars(s.value)} for item, s in firm.stock.items()
             },
-            "inventory_value": sheet["inventory"] / 100,
-            "in_transit_value": sheet["in_transit"] / 100,
-            "work_in_process_value": sheet["work_in_process"] / 100,
-            "ar": sheet["ar"] / 100,
-            "ap": sheet["ap"] / 100,
-            "equity": sheet["equity"] / 100,
-            "revenue_cum": firm.books.net_revenue / 100,
-            "net_income_cum": firm.books.net_income / 100,
-            "closing_adjustment": -firm.books.closing / 100,
+            "inventory_value": dollars(sheet["inventory"]),
+            "in_transit_value": dollars(sheet["in_transit"]),
+            "work_in_process_value": dollars(sheet["work_in_process"]),
+            "ar": dollars(sheet["ar"]),
+            "ap": dollars(sheet["ap"]),
+            "equity": dollars(sheet["equity"]),
+            "revenue_cum": dollars(firm.books.net_revenue),
+            "net_income_cum": dollars(firm.books.net_income),
+            "closing_adjustment": dollars(-firm.books.closing),
             "bankrupt": firm.bankrupt,
         }
 

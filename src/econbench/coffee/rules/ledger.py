@@ -74,9 +74,8 @@ def balance_sheet(world: World, firm_id: str) -> dict[str, Cents]:
     on_hand = sum([s.value for s in firm.stock.values()])
     in_transit = sum([d.reserved_value for d in world.open_deals.values() if d.seller == firm_id])
     wip = sum([b.value for b in world.state.batches.values() if b.firm == firm_id])
-    # ``Invoice.outstanding`` spelt out: this runs over every open invoice several times a tick.
-    ar = sum([i.principal + i.fees - i.credits for i in world.receivables(firm_id)])
-    ap = sum([i.principal + i.fees - i.credits for i in world.payables(firm_id)])
+    ar = sum([i.outstanding for i in world.receivables(firm_id)])
+    ap = sum([i.outstanding for i in world.payables(firm_id)])
     if firm.bankrupt:
         # Its creditors wrote these off; the debts are uncollectible, not forgiven.
         ap += sum(
