@@ -46,6 +46,9 @@ DAYS = 4
 FIRMS = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
 FIRM_COLORS = {"farmer_A": "#1b9e77", "roaster_A": "#d95f02", "retailer_A": "#7570b3"}
 
+WAIT_MS = 60_000
+"""The longest any wait for the page may take (see the ``browser`` fixture)."""
+
 
 def chromium_path() -> str | None:
     for candidate in ("/usr/bin/chromium", shutil.which("chromium")):
@@ -102,7 +105,10 @@ def browser(site: Site) -> Iterator[Browser]:
         if os.environ.get("CI"):
             pytest.fail(f"{reason}; CI must provide it (see .ci/run)")
         pytest.skip(f"{reason}: the viewer's browser tests need it")
-    expect.set_options(timeout=15_000)  # a loaded CI machine, not a slow page: no timings
+    # How long a wait may take before it counts as never: a page that never shows the text
+    # still fails, and a CI machine loaded by the other worker (15 s was once too short)
+    # does not. Not a timing of the page.
+    expect.set_options(timeout=WAIT_MS)
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=path, args=["--no-sandbox"], headless=True)
         yield launched
@@ -112,6 +118,7 @@ def browser(site: Site) -> Iterator[Browser]:
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(WAIT_MS)  # clicks and navigations wait as long as expect does
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
