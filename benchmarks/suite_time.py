@@ -56,6 +56,8 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.clean_clone:
         with tempfile.TemporaryDirectory(prefix="econbench-clone-") as tmp:
+            # Readable by all, as a checkout is: the sandbox tests run code as ``nobody``.
+            os.chmod(tmp, 0o755)
             clone = Path(tmp) / "econbench"
             subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
             wall, cpu, output = timed(["bash", ".ci/run"], clone, env)
