@@ -191,16 +191,28 @@ def test_an_encoder_that_is_gone_stops_watching() -> None:
 
 
 @pytest.mark.parametrize("agents", ["scripted", "negotiating"])
-def test_a_run_checkpoints_pydantics_text_every_day(agents: str) -> None:
+def test_state_json_writes_pydantics_text_every_day(agents: str) -> None:
     encode = StateJson()
     days: list[int] = []
-
-    def check(run: CoffeeRun) -> None:
-        assert encode(run.world.state) == run.world.state.model_dump_json(), run.world.day
-        days.append(run.world.day)
-
     config = RunConfig(seed=3, days=25, agents={"default": agents})
-    run = CoffeeRun(config, sink=NullSink(), on_checkpoint=check)
-    run.run()
+    run = CoffeeRun(config, sink=NullSink())
+
+    def check(day: int) -> None:
+        assert encode(run.world.state) == run.world.state.model_dump_json(), day
+        days.append(day)
+
+    run.run(on_day=check)
     assert days == list(range(1, 26))
     assert encode(run.world.state) == run.world.state.model_dump_json()
+
+
+def test_a_scripted_run_checkpoints_every_tenth_day_and_its_last() -> None:
+    """No model plays, so a day costs milliseconds to redo (SCRIPTED_DAYS_PER_CHECKPOINT)."""
+    days: list[int] = []
+    run = CoffeeRun(
+        RunConfig(seed=3, days=25),
+        sink=NullSink(),
+        on_checkpoint=lambda r: days.append(r.world.day),
+    )
+    run.run()
+    assert days == [10, 20, 25]

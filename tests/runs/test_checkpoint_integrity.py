@@ -18,7 +18,7 @@ from econbench.runs.checkpoint import canonical_sha256
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.run import ResumeError, resume_to_dir, run_to_dir
 
-CONFIG = RunConfig(days=8, seed=4)
+CONFIG = RunConfig(days=12, seed=4)
 FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json")
 cli = CliRunner()
 
@@ -36,14 +36,15 @@ def reference(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def killed_template(tmp_path_factory) -> Path:
-    """A run killed on day 5 (after several checkpoints); tests work on copies."""
+    """A run killed on day 11, after the checkpoint of day 10 (a scripted run is checkpointed
+    every tenth day); tests work on copies."""
     out = tmp_path_factory.mktemp("killed") / "run"
     original = world_module.World.act
     count = {"n": 0}
 
     def act(self, firm_id, call):
-        count["n"] += 1
-        if count["n"] == 300:
+        count["n"] += self.day == 10
+        if count["n"] == 20:
             raise Crash
         return original(self, firm_id, call)
 
@@ -172,15 +173,15 @@ def test_a_deleted_log_is_refused(killed) -> None:
 
 def test_an_edited_config_is_refused_with_its_diff_unless_forced(killed, reference) -> None:
     config = json.loads((killed / "config.json").read_text())
-    config["days"] = 9
+    config["days"] = 13
     config["economy"]["spoilage_rate"] = 0.5
     (killed / "config.json").write_text(json.dumps(config, indent=2))
-    line = refuse(killed, "config.json", "days: 8 → 9", "economy.spoilage_rate: 0.005 → 0.5")
+    line = refuse(killed, "config.json", "days: 12 → 13", "economy.spoilage_rate: 0.005 → 0.5")
     assert "--force" in line
     result = cli.invoke(app, ["resume", str(killed), "--quiet", "--force"])
     assert result.exit_code == 0, result.output
     summary = json.loads((killed / "summary.json").read_text())
-    assert summary["days_run"] == 9
+    assert summary["days_run"] == 13
 
 
 @pytest.mark.parametrize(
