@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path("/work/.mirror/SakanaAI+CoffeeBench/repo")
 TARGETS = {"econbench --help": 0.25, "coffee run, 90 days, all scripted (--quiet)": 0.6}
 """The issue's targets, CPU seconds."""
+BYTECODE_OFF = "PYTHONDONTWRITEBYTECODE"
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,16 @@ class Figure:
         return statistics.median(self.cpu_s)
 
 
+def with_bytecode(env: dict[str, str] | None) -> dict[str, str]:
+    """``env`` (or this process's) without ``PYTHONDONTWRITEBYTECODE``: the warm-up run
+    writes the bytecode an installed package has, so no figure pays for compiling."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k != BYTECODE_OFF}
+
+
 def cpu_of(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     """CPU seconds (user + system) of one whole process; it must succeed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=cwd, env=with_bytecode(env), capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -124,7 +131,7 @@ def import_figure(work: Path) -> ImportFigure:
     """The imports of one scripted 2-day run (``python -X importtime``, stderr parsed)."""
     argv = [sys.executable, "-X", "importtime", "-m", "econbench.cli", *IMPORT_RUN]
     argv += ["--overwrite", "--out", str(work / "imports")]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=ROOT, env=with_bytecode(None), capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     self_us: dict[str, int] = {}
