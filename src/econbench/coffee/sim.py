@@ -242,8 +242,9 @@ class CoffeeRun:
         active = world.ready_firms()
         if not active:
             return []
-        now = min(f.clock.minute for f in active)
-        return [f.id for f in active if f.clock.minute == now]
+        minutes = [f.clock.minute for f in active]  # each read once: state reads are slow
+        now = min(minutes)
+        return [f.id for f, minute in zip(active, minutes, strict=True) if minute == now]
 
     def _inputs(self, firm_id: str) -> list[Input]:
         """The result of the actor's previous call (only its first call is executed; the

@@ -154,6 +154,10 @@ class World:
         each firm's offers, deals and open invoices, each in the order of the state's own
         collection (the order a scan of it would give)."""
         s = self.state
+        self._firms: dict[str, Firm] = s.firms
+        """``state.firms`` itself (the dict is never replaced, only the whole state is): a
+        read of a state model's field takes pydantic's slow attribute path, and this one is
+        read on every action."""
         self.open_listings = {k: v for k, v in s.listings.items() if v.status == "open"}
         self.pending_offers = {k: v for k, v in s.offers.items() if v.status == "pending"}
         self.open_deals = {k: v for k, v in s.deals.items() if v.status in ("pending", "delayed")}
@@ -234,10 +238,10 @@ class World:
         return self._now
 
     def firm(self, firm_id: str) -> Firm:
-        return self.state.firms[firm_id]
+        return self._firms[firm_id]
 
     def live_firms(self) -> list[Firm]:
-        return [f for f in self.state.firms.values() if not f.bankrupt]
+        return [f for f in self._firms.values() if not f.bankrupt]
 
     def next_id(self, kind: str, prefix: str) -> str:
         value = getattr(self.state.counters, kind) + 1
@@ -250,8 +254,9 @@ class World:
 
     def _write(self, type_: str, payload: dict[str, Any]) -> None:
         state = self.state
-        seq = state.counters.event + 1
-        state.counters.event = seq
+        counters = state.counters
+        seq = counters.event + 1
+        counters.event = seq
         line = {"seq": seq, "day": state.day, "time": hhmm(self._now), "type": type_}
         line.update(payload)
         self.sink.write(line)
@@ -327,9 +332,12 @@ class World:
                 out[deal.item] += deal.shipped_qty
         return out
 
-    def committed_holdings(self, firm_id: str) -> int:
+    def committed_holdings(self, firm_id: str, inbound: dict[str, int] | None = None) -> int:
+        """kg on hand and inbound (``inbound``: the firm's ``inbound()``, if the caller has it)."""
         firm = self.firm(firm_id)
-        return sum([s.qty for s in firm.stock.values()]) + sum(self.inbound(firm_id).values())
+        if inbound is None:
+            inbound = self.inbound(firm_id)
+        return sum([s.qty for s in firm.stock.values()]) + sum(inbound.values())
 
     def cap_headroom(self, firm_id: str) -> int:
         return self.firm(firm_id).inventory_cap - self.committed_holdings(firm_id)
@@ -371,22 +379,24 @@ class World:
             clock.needs_observation = True
 
     def can_act(self, firm: Firm) -> bool:
-        return (
-            not firm.bankrupt
-            and not firm.clock.parked
-            and firm.clock.minute + self.econ.minutes_per_tool <= self.econ.day_end_minute
-        )
+        if firm.bankrupt:
+            return False
+        clock = firm.clock  # read once: every field read of a state model is a slow lookup
+        econ = self.econ
+        return not clock.parked and clock.minute + econ.minutes_per_tool <= econ.day_end_minute
 
     def ready_firms(self) -> list[Firm]:
         """The firms that can act now (``can_act``), in the state's order."""
-        return [f for f in self.state.firms.values() if self.can_act(f)]
+        can_act = self.can_act
+        return [f for f in self._firms.values() if can_act(f)]
 
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
-        firm = self.firm(firm_id)
+        firm = self._firms[firm_id]
         if not self.can_act(firm):
             raise RuntimeError(f"{firm_id} cannot act now (parked, out of time or bankrupt)")
-        self._now = firm.clock.minute
+        clock = firm.clock
+        self._now = clock.minute
         if call is None:
             self._park(firm)
             result = {"status": "success", "note": "no tool call: treated as wait_for_next_day"}
@@ -396,15 +406,16 @@ class World:
         kit = self.toolkit(firm_id)
         result = kit.call(name, call.arguments)
         if name in kit.tool_specs():
-            firm.tool_calls[name] = firm.tool_calls.get(name, 0) + 1
+            counts = firm.tool_calls
+            counts[name] = counts.get(name, 0) + 1
         else:
             firm.unknown_tool_calls += 1
         if name == WAIT_TOOL and result["status"] == "success":
             self._park(firm)
         else:
-            firm.clock.minute += self.econ.minutes_per_tool
-            firm.clock.actions_today += 1
-            firm.clock.acted_today = True
+            clock.minute += self.econ.minutes_per_tool
+            clock.actions_today += 1
+            clock.acted_today = True
         self.log(
             events.ToolCall(
                 firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
@@ -416,7 +427,7 @@ class World:
         firm.clock.parked = True
 
     def observation_due(self, firm_id: str) -> bool:
-        return self.firm(firm_id).clock.needs_observation
+        return self._firms[firm_id].clock.needs_observation
 
     # ---------------------------------------------------------------- morning
     def start_day(self) -> None:
