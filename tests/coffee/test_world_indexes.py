@@ -10,7 +10,7 @@ import pytest
 
 from econbench.coffee.observation import offer_view, sales_since
 from econbench.coffee.sim import CoffeeRun
-from econbench.coffee.state import WorldState
+from econbench.coffee.state import Invoice, WorldState, total_outstanding
 from econbench.coffee.world import World
 from econbench.runs.coffee.config import RunConfig
 
@@ -27,6 +27,7 @@ def scanned(world: World) -> dict[str, object]:
         opened = [i for i in s.invoices.values() if i.status == "open"]
         out[f"receivables {f}"] = [i.id for i in opened if i.issuer == f]
         out[f"payables {f}"] = [i.id for i in opened if i.payer == f]
+        out[f"firm {f}"] = id(s.firms[f])
     for first in (s.day - 8, s.day - 1, s.day, 0):
         out[f"sales {first}"] = [id(x) for x in s.consumer_sales if x.day >= first]
     return out
@@ -42,6 +43,7 @@ def indexed(world: World) -> dict[str, object]:
         out[f"deals {f}"] = [d.id for d in world.deals_of(f)]
         out[f"receivables {f}"] = [i.id for i in world.receivables(f)]
         out[f"payables {f}"] = [i.id for i in world.payables(f)]
+        out[f"firm {f}"] = id(world.firm(f))
     for first in (s.day - 8, s.day - 1, s.day, 0):
         out[f"sales {first}"] = [id(x) for x in sales_since(world, first)]
     return out
@@ -114,3 +116,34 @@ def test_ready_firms_are_the_firms_that_can_act(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(world, "ready_firms", checked)
     sim.run()
     assert 0 in sizes and max(sizes) == len(world.state.firms)
+
+
+def test_total_outstanding_is_the_sum_of_outstanding() -> None:
+    """``total_outstanding`` (the balance sheet's AR and AP) applies ``Invoice.outstanding``
+    field by field; over a whole run, with fees and credits, both give the same cents."""
+    sim = CoffeeRun(RunConfig(seed=3, days=30, agents={"default": "negotiating"}))
+    sums = 0
+    while not sim.finished:
+        sim.step_day()
+        world = sim.world
+        invoices = list(world.state.invoices.values())
+        assert total_outstanding(invoices) == sum(i.outstanding for i in invoices)
+        for f in world.state.firms:
+            for mine in (world.receivables(f), world.payables(f)):
+                assert total_outstanding(mine) == sum(i.outstanding for i in mine)
+                sums += len(mine)
+    assert sums > 0
+    with_fees_and_credits = [
+        Invoice(
+            id=f"INV{n}",
+            issuer="farmer_A",
+            payer="roaster_A",
+            principal=p,
+            fees=fee,
+            credits=credit,
+            issue_day=0,
+            due_day=30,
+        )
+        for n, (p, fee, credit) in enumerate([(1000, 0, 0), (2500, 37, 0), (900, 12, 400)])
+    ]
+    assert total_outstanding(with_fees_and_credits) == 1000 + 2537 + 512

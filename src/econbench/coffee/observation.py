@@ -37,7 +37,7 @@ def observe(world: World, firm_id: str) -> dict[str, Any]:
     clock.needs_observation = False
     sheet = world.balance_sheet(firm_id)
     inbound = world.inbound(firm_id)
-    committed = world.committed_holdings(firm_id)
+    committed = world.committed_holdings(firm_id, inbound)
     receivables, payables = world.receivables(firm_id), world.payables(firm_id)
     new_deals = _new_deals(world, firm_id)
     firm.seen_deal_seq = world.state.counters.deal
@@ -146,51 +146,56 @@ def delivery_eta(world: World) -> str:
 def listing_view(world: World, lst: Listing, eta: str | None = None) -> dict[str, Any]:
     """A listing as the exchange shows it; ``eta`` is ``delivery_eta(world)`` when the
     caller shows many listings at once."""
+    f = vars(lst)  # its fields: one slow read, not one per field (see state.StateModel)
     return {
-        "listing_id": lst.id,
-        "seller": lst.seller,
-        "item_id": lst.item,
-        "qty": lst.qty,
-        "asking_price": dollars(lst.price),
-        "payment_terms_days": lst.terms,
-        "posted_day": lst.day,
+        "listing_id": f["id"],
+        "seller": f["seller"],
+        "item_id": f["item"],
+        "qty": f["qty"],
+        "asking_price": dollars(f["price"]),
+        "payment_terms_days": f["terms"],
+        "posted_day": f["day"],
         "delivery_eta": delivery_eta(world) if eta is None else eta,
     }
 
 
 def offer_view(o: Offer) -> dict[str, Any]:
+    f = vars(o)  # its fields: one slow read, not one per field (see state.StateModel)
     return {
-        "offer_id": o.id,
-        "listing_id": o.listing_id,
-        "buyer": o.buyer,
-        "seller": o.seller,
-        "item_id": o.item,
-        "qty": o.qty,
-        "offered_price": dollars(o.price),
-        "payment_terms_days": o.terms,
-        "message": o.message,
-        "day": o.day,
-        "status": o.status,
+        "offer_id": f["id"],
+        "listing_id": f["listing_id"],
+        "buyer": f["buyer"],
+        "seller": f["seller"],
+        "item_id": f["item"],
+        "qty": f["qty"],
+        "offered_price": dollars(f["price"]),
+        "payment_terms_days": f["terms"],
+        "message": f["message"],
+        "day": f["day"],
+        "status": f["status"],
     }
 
 
 def deal_view(d: Deal, firm_id: str) -> dict[str, Any]:
     """A deal as one of its parties sees it (never the seller's cost)."""
+    f = vars(d)  # its fields: one slow read, not one per field (see state.StateModel)
+    selling = f["seller"] == firm_id
+    status = f["status"]
     return {
-        "deal_id": d.id,
-        "role": "seller" if d.seller == firm_id else "buyer",
-        "counterparty": d.buyer if d.seller == firm_id else d.seller,
-        "item_id": d.item,
-        "qty": d.qty,
-        "price": dollars(d.price),
-        "payment_terms_days": d.terms,
-        "deal_day": d.day,
-        "status": d.status,
-        "expected_delivery_day": d.ship_day if d.status in ("pending", "delayed") else None,
-        "delivered_day": d.delivered_day,
-        "invoice_id": d.invoice_id,
-        "returned_qty": d.returned_qty,
-        "spoiled_in_transit_kg": d.spoiled_qty,
+        "deal_id": f["id"],
+        "role": "seller" if selling else "buyer",
+        "counterparty": f["buyer"] if selling else f["seller"],
+        "item_id": f["item"],
+        "qty": f["qty"],
+        "price": dollars(f["price"]),
+        "payment_terms_days": f["terms"],
+        "deal_day": f["day"],
+        "status": status,
+        "expected_delivery_day": f["ship_day"] if status in ("pending", "delayed") else None,
+        "delivered_day": f["delivered_day"],
+        "invoice_id": f["invoice_id"],
+        "returned_qty": f["returned_qty"],
+        "spoiled_in_transit_kg": f["spoiled_qty"],
     }
 
 

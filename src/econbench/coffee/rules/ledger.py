@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from econbench.coffee import events
-from econbench.coffee.state import Books, Cents, Firm, dollars, to_cents
+from econbench.coffee.state import Books, Cents, Firm, dollars, to_cents, total_outstanding
 
 if TYPE_CHECKING:
     from econbench.coffee.world import World
@@ -74,8 +74,8 @@ def balance_sheet(world: World, firm_id: str) -> dict[str, Cents]:
     on_hand = sum([s.value for s in firm.stock.values()])
     in_transit = sum([d.reserved_value for d in world.open_deals.values() if d.seller == firm_id])
     wip = sum([b.value for b in world.state.batches.values() if b.firm == firm_id])
-    ar = sum([i.outstanding for i in world.receivables(firm_id)])
-    ap = sum([i.outstanding for i in world.payables(firm_id)])
+    ar = total_outstanding(world.receivables(firm_id))
+    ap = total_outstanding(world.payables(firm_id))
     if firm.bankrupt:
         # Its creditors wrote these off; the debts are uncollectible, not forgiven.
         ap += sum(
@@ -83,9 +83,10 @@ def balance_sheet(world: World, firm_id: str) -> dict[str, Cents]:
             for i in world.state.invoices.values()
             if i.payer == firm_id and i.status == "bad_debt"
         )
-    equity = firm.cash + ar + on_hand + in_transit + wip - ap
+    cash = firm.cash
+    equity = cash + ar + on_hand + in_transit + wip - ap
     return {
-        "cash": firm.cash,
+        "cash": cash,
         "ar": ar,
         "inventory": on_hand,
         "in_transit": in_transit,
