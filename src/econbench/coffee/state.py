@@ -25,8 +25,10 @@ class StateModel(BaseModel):
     stock). An assignment to a field does what pydantic's own ``__setattr__`` does for it
     (these models validate no assignment and have no private attributes, frozen fields or
     properties with setters): store the value, mark the field set. Pydantic's goes through
-    a memoised handler per name and costs twice as much; anything that is not a field
-    still takes pydantic's path.
+    a memoised handler per name and costs twice as much. A field is recognised as a key of
+    the instance's ``__dict__``, which holds exactly the fields (a lookup there is cheaper
+    than reading the class's ``__pydantic_fields__`` through the instance); anything else
+    (not a field, or a field deleted) takes pydantic's path.
 
     Reading a field is slow too: ``BaseModel`` defines ``__getattr__``, so Python cannot
     specialise attribute reads on these models and each takes several dictionary lookups.
@@ -34,8 +36,9 @@ class StateModel(BaseModel):
     a record reads them from ``vars(record)`` (its ``__dict__``: the fields, by name)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in self.__pydantic_fields__:
-            self.__dict__[name] = value
+        fields = self.__dict__
+        if name in fields:
+            fields[name] = value
             self.__pydantic_fields_set__.add(name)
         else:
             BaseModel.__setattr__(self, name, value)
@@ -51,8 +54,9 @@ class Record(StateModel):
             _seen(id(self))
         # StateModel.__setattr__, written out: a super() call per assignment costs a third
         # of it.
-        if name in self.__pydantic_fields__:
-            self.__dict__[name] = value
+        fields = self.__dict__
+        if name in fields:
+            fields[name] = value
             self.__pydantic_fields_set__.add(name)
         else:
             BaseModel.__setattr__(self, name, value)

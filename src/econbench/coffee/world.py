@@ -415,7 +415,8 @@ class World:
         else:
             clock.minute += self.econ.minutes_per_tool
             clock.actions_today += 1
-            clock.acted_today = True
+            if not clock.acted_today:  # a read is cheaper than an assignment of the same value
+                clock.acted_today = True
         self.log(
             events.ToolCall(
                 firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
