@@ -386,9 +386,18 @@ class World:
         return not clock.parked and clock.minute + econ.minutes_per_tool <= econ.day_end_minute
 
     def ready_firms(self) -> list[Firm]:
-        """The firms that can act now (``can_act``), in the state's order."""
-        can_act = self.can_act
-        return [f for f in self._firms.values() if can_act(f)]
+        """The firms that can act now (``can_act``), in the state's order: its test written
+        out, the day's last start read once for all firms (it runs before every group)."""
+        econ = self.econ
+        last_start = econ.day_end_minute - econ.minutes_per_tool
+        ready = []
+        for firm in self._firms.values():
+            if firm.bankrupt:
+                continue
+            clock = firm.clock
+            if not clock.parked and clock.minute <= last_start:
+                ready.append(firm)
+        return ready
 
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
