@@ -37,3 +37,14 @@ def test_a_record_assignment_is_still_seen_by_state_json() -> None:
     after = run.state_json()
     assert after != before
     assert after == '{"world":' + run.world.state.model_dump_json() + after[after.index(',"now"') :]
+
+
+@pytest.mark.parametrize("model", [Clock, Deal])
+def test_assigning_a_deleted_field_takes_pydantics_path(model: type[StateModel]) -> None:
+    """A field is recognised by its key in ``__dict__``; one deleted is set the long way."""
+    record = model.model_construct(**({} if model is Clock else {"id": "D1"}))
+    name = "minute" if model is Clock else "id"
+    delattr(record, name)
+    setattr(record, name, 3 if model is Clock else "D2")
+    assert record.__dict__[name] == (3 if model is Clock else "D2")
+    assert name in record.model_fields_set
