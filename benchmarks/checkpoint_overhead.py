@@ -1,8 +1,8 @@
 """What checkpoints cost, and how fast a run resumes.
 
 1. All-scripted 90-day run: in memory (no files) against ``run_to_dir`` (logs, a checkpoint
-   at every day's end, the summary); the checkpoint's size at the end; the mean time to
-   write one checkpoint.
+   at every tenth day's end and the last, since no model plays; the summary); the
+   checkpoint's size at the end; the mean time to write one checkpoint.
 2. A run whose roaster_A is a model (an in-process scripted model that decides from the
    last message, so it needs no network): the number of checkpoints (one per model tick
    and per day) and the time per model tick with and without checkpoints.
@@ -26,6 +26,7 @@ from econbench.coffee import world as world_module
 from econbench.coffee.events import NullSink
 from econbench.coffee.sim import CoffeeRun
 from econbench.runs import checkpoint as checkpoint_module
+from econbench.runs.coffee.agents import firm_policies
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.run import resume_to_dir, run_to_dir
 
@@ -102,7 +103,8 @@ def main() -> None:
 
     model = register_scripted("bench-shopper", shopper)
     model_config = RunConfig(days=args.days, agents={"roaster_A": model})
-    plain = CoffeeRun(model_config, sink=NullSink())
+    # The environment builds scripted policies only; a model's is the run layer's to build.
+    plain = CoffeeRun(model_config, sink=NullSink(), policies=firm_policies(model_config))
     in_memory = timed(plain.run)
     calls = plain.agent_stats()["roaster_A"]["llm_calls"]
     out = tmp / "model"
