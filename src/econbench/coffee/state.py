@@ -20,6 +20,17 @@ from pydantic_core import to_json
 Cents = int
 
 
+def _assign(model: BaseModel, name: str, value: Any) -> None:
+    """``StateModel.__setattr__``, a plain function so that ``Record`` calls it directly
+    (a ``super()`` call per assignment would cost a third of it)."""
+    fields = model.__dict__
+    if name in fields:
+        fields[name] = value
+        model.__pydantic_fields_set__.add(name)
+    else:
+        BaseModel.__setattr__(model, name, value)
+
+
 class StateModel(BaseModel):
     """A model of the state, assigned to tens of thousands of times a run (clocks, counters,
     stock). An assignment to a field does what pydantic's own ``__setattr__`` does for it
@@ -35,13 +46,7 @@ class StateModel(BaseModel):
     Hot code reads a model's field once into a local, and a view that shows many fields of
     a record reads them from ``vars(record)`` (its ``__dict__``: the fields, by name)."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        fields = self.__dict__
-        if name in fields:
-            fields[name] = value
-            self.__pydantic_fields_set__.add(name)
-        else:
-            BaseModel.__setattr__(self, name, value)
+    __setattr__ = _assign
 
 
 class Record(StateModel):
@@ -52,14 +57,7 @@ class Record(StateModel):
     def __setattr__(self, name: str, value: Any) -> None:
         if _watches:
             _seen(id(self))
-        # StateModel.__setattr__, written out: a super() call per assignment costs a third
-        # of it.
-        fields = self.__dict__
-        if name in fields:
-            fields[name] = value
-            self.__pydantic_fields_set__.add(name)
-        else:
-            BaseModel.__setattr__(self, name, value)
+        _assign(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         if _watches:
