@@ -256,3 +256,27 @@ def test_checkpoint_memory_is_plain_json() -> None:
     other.start("farmer_B", "farmer", [])
     assert other.values == policy.values  # type: ignore[attr-defined]
     assert isinstance(Feedback(), Feedback)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"levels": {"ask": {"green_coffee_kg": 3.35}}, "countered": ["O1", "O9"], "n": 0},
+        {"nested": [[1, 2.5], {"x": None, "y": True}], "nan": float("inf")},
+        {"pair": ("a", [1])},  # a tuple: the round trip makes it a list
+        {1: "x", "k": {None: 2}},  # keys that are not strings: the round trip makes them so
+    ],
+)
+def test_a_memory_copy_is_what_a_json_round_trip_gives(data: dict) -> None:
+    from econbench.coffee.policies.negotiating.base import _copy
+
+    before = json.dumps(data)
+    copied = _copy(data)
+    assert copied == json.loads(before)
+    assert json.dumps(copied) == json.dumps(json.loads(before))
+    for value in copied.values():  # a deep copy: changing it leaves the original as it was
+        if isinstance(value, list):
+            value.append("changed")
+        elif isinstance(value, dict):
+            value["changed"] = 1
+    assert json.dumps(data) == before

@@ -34,8 +34,38 @@ Inbox = Generator[ToolCall, dict[str, Any], list[tuple[str, Proposal]]]
 TITLES = {"accept": "Accepted", "counter": "Counter-proposal", "reject": "Declined"}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class _NotPlain(Exception):
+    """Raised by ``_plain_copy`` on a value a JSON round trip would change."""
+
+
 def _copy(data: Any) -> Any:
-    return json.loads(json.dumps(data))
+    """A deep copy of a firm's memory, exactly as a JSON round trip gives it. Plain data
+    (dicts with string keys, lists, scalars: what a memory holds) is copied directly, at
+    half the cost; anything else (a tuple, a non-string key) takes the round trip. A firm
+    copies its memory at every wake."""
+    try:
+        return _plain_copy(data)
+    except _NotPlain:
+        return json.loads(json.dumps(data))
+
+
+def _plain_copy(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out[key] = item if type(item) in _SCALARS else _plain_copy(item)
+        return out
+    if kind is list:
+        return [item if type(item) in _SCALARS else _plain_copy(item) for item in value]
+    raise _NotPlain
 
 
 def role_of(firm_id: str) -> str:
