@@ -1,7 +1,7 @@
 """What checkpoints cost, and how fast a run resumes.
 
 1. All-scripted 90-day run: in memory (no files) against ``run_to_dir`` (logs, a checkpoint
-   at every tenth day's end and the last, since no model plays; the summary); the
+   at every 30th day's end and the last, since no model plays; the summary); the
    checkpoint's size at the end; the mean time to write one checkpoint.
 2. A run whose roaster_A is a model (an in-process scripted model that decides from the
    last message, so it needs no network): the number of checkpoints (one per model tick

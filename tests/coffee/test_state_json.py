@@ -206,13 +206,13 @@ def test_state_json_writes_pydantics_text_every_day(agents: str) -> None:
     assert encode(run.world.state) == run.world.state.model_dump_json()
 
 
-def test_a_scripted_run_checkpoints_every_tenth_day_and_its_last() -> None:
+def test_a_scripted_run_checkpoints_every_30th_day_and_its_last() -> None:
     """No model plays, so a day costs milliseconds to redo (SCRIPTED_DAYS_PER_CHECKPOINT)."""
     days: list[int] = []
     run = CoffeeRun(
-        RunConfig(seed=3, days=25),
+        RunConfig(seed=3, days=65),
         sink=NullSink(),
         on_checkpoint=lambda r: days.append(r.world.day),
     )
     run.run()
-    assert days == [10, 20, 25]
+    assert days == [30, 60, 65]

@@ -18,7 +18,7 @@ from econbench.runs.checkpoint import canonical_sha256
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.run import ResumeError, resume_to_dir, run_to_dir
 
-CONFIG = RunConfig(days=12, seed=4)
+CONFIG = RunConfig(days=32, seed=4)
 FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json")
 cli = CliRunner()
 
@@ -36,14 +36,14 @@ def reference(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def killed_template(tmp_path_factory) -> Path:
-    """A run killed on day 11, after the checkpoint of day 10 (a scripted run is checkpointed
-    every tenth day); tests work on copies."""
+    """A run killed on day 31, after the checkpoint of day 30 (a scripted run is checkpointed
+    every 30th day); tests work on copies."""
     out = tmp_path_factory.mktemp("killed") / "run"
     original = world_module.World.act
     count = {"n": 0}
 
     def act(self, firm_id, call):
-        count["n"] += self.day == 10
+        count["n"] += self.day == 30
         if count["n"] == 20:
             raise Crash
         return original(self, firm_id, call)
@@ -173,15 +173,15 @@ def test_a_deleted_log_is_refused(killed) -> None:
 
 def test_an_edited_config_is_refused_with_its_diff_unless_forced(killed, reference) -> None:
     config = json.loads((killed / "config.json").read_text())
-    config["days"] = 13
+    config["days"] = 33
     config["economy"]["spoilage_rate"] = 0.5
     (killed / "config.json").write_text(json.dumps(config, indent=2))
-    line = refuse(killed, "config.json", "days: 12 → 13", "economy.spoilage_rate: 0.005 → 0.5")
+    line = refuse(killed, "config.json", "days: 32 → 33", "economy.spoilage_rate: 0.005 → 0.5")
     assert "--force" in line
     result = cli.invoke(app, ["resume", str(killed), "--quiet", "--force"])
     assert result.exit_code == 0, result.output
     summary = json.loads((killed / "summary.json").read_text())
-    assert summary["days_run"] == 13
+    assert summary["days_run"] == 33
 
 
 @pytest.mark.parametrize(

@@ -75,8 +75,8 @@ def test_killed_mid_tick_then_resumed_is_byte_identical(tmp_path, monkeypatch, r
 
 def test_killed_while_writing_the_checkpoint(tmp_path, monkeypatch, reference):
     """A crash between writing the temporary checkpoint and renaming it keeps the old one.
-    A 12-day scripted run writes three: before day 0, after day 10 and after day 12; the third
-    is cut, so the resume starts from day 10's."""
+    A 12-day scripted run writes two, before day 0 and after day 12; the second is cut, so the
+    resume starts from day 0's."""
     out = tmp_path / "run"
     original = checkpoint_module.write_atomic
     calls = {"n": 0}
@@ -84,7 +84,7 @@ def test_killed_while_writing_the_checkpoint(tmp_path, monkeypatch, reference):
     def write_atomic(path, text, *, durable=False):
         if path.name == "checkpoint.json":
             calls["n"] += 1
-            if calls["n"] == 3:
+            if calls["n"] == 2:
                 path.with_name(path.name + ".tmp").write_text(text[: len(text) // 2])
                 raise Crash
         original(path, text, durable=durable)
@@ -92,7 +92,7 @@ def test_killed_while_writing_the_checkpoint(tmp_path, monkeypatch, reference):
     monkeypatch.setattr(checkpoint_module, "write_atomic", write_atomic)
     with pytest.raises(Crash):
         run_to_dir(RunConfig(days=12, seed=5), out)
-    assert json.loads((out / "checkpoint.json").read_text())["day"] == 10
+    assert json.loads((out / "checkpoint.json").read_text())["day"] == 0
     monkeypatch.setattr(checkpoint_module, "write_atomic", original)
     resume_to_dir(out)
     same_files(out, reference)

@@ -25,11 +25,11 @@ from econbench.coffee.policies import make_policy
 from econbench.coffee.state import StateJson, WorldState
 from econbench.coffee.world import World
 
-SCRIPTED_DAYS_PER_CHECKPOINT = 10
-"""A run that no model plays is checkpointed at the end of every 10th day and of its last
+SCRIPTED_DAYS_PER_CHECKPOINT = 30
+"""A run that no model plays is checkpointed at the end of every 30th day and of its last
 day, not daily: a scripted day costs milliseconds to redo, while rewriting the whole state
-every day was a third of such a run's CPU. A run a model plays is checkpointed after every
-tick that asked a model and at every day's end."""
+every day was a third of such a run's CPU (every 30 days it is a twentieth). A run a model
+plays is checkpointed after every tick that asked a model and at every day's end."""
 
 
 class CheckpointError(RuntimeError):

@@ -8,7 +8,7 @@ the last tick boundary — and ``progress.json``.
 A tick is one group's decisions (docs/coffeebench.md §3). The checkpoint is rewritten after every
 tick in which a model was asked and at every day's end; ticks of scripted firms alone cost
 microseconds to redo, so they ride on the next checkpoint, and a run no model plays is checkpointed
-every tenth day (``econbench.coffee.sim.SCRIPTED_DAYS_PER_CHECKPOINT``). A process killed at any
+every 30th day (``econbench.coffee.sim.SCRIPTED_DAYS_PER_CHECKPOINT``). A process killed at any
 moment therefore loses at most the model tick in flight (or the scripted days since the last
 checkpoint), and :func:`resume_to_dir`
 continues from the checkpoint: it cuts the logs back to their length at the checkpoint, restores the
