@@ -29,7 +29,6 @@ import argparse
 import gc
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from startup import cpu_of, with_bytecode  # the sibling script: one way to time a process
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.6
@@ -54,22 +55,6 @@ def command(out: Path) -> list[str]:
     exe = [str(script)] if script.is_file() else [sys.executable, "-m", "econbench.cli"]
     run = [*exe, "coffee", "run", "--agent", "default=scripted", "--days", "90", "--quiet"]
     return [*run, "--overwrite", "--out", str(out)]
-
-
-def with_bytecode() -> dict[str, str]:
-    """This process's environment without ``PYTHONDONTWRITEBYTECODE``: the warm-up run
-    writes the bytecode an installed package has, so no figure pays for compiling."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def process_cpu(argv: list[str]) -> float:
-    """CPU seconds (user + system) of one whole process; it must succeed."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(argv, cwd=ROOT, env=with_bytecode(), capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _timed(owner: Any, attr: str, totals: dict[str, float], part: str) -> None:
@@ -113,7 +98,7 @@ def child(out: Path) -> dict[str, float]:
 
 def breakdown(out: Path) -> dict[str, float]:
     argv = [sys.executable, __file__, "--child", str(out)]
-    done = subprocess.run(argv, cwd=ROOT, env=with_bytecode(), capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=ROOT, env=with_bytecode(None), capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"the in-process run failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -130,11 +115,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="econbench-coffee-cpu-") as tmp:
         out = Path(tmp) / "run"
         print(f"load average at start: {load_average()}")
-        process_cpu(command(out))  # warm the file cache and the bytecode
+        cpu_of(command(out), ROOT)  # warm the file cache and the bytecode
         whole: list[float] = []
         rows: list[dict[str, float]] = []
         for _ in range(args.runs):  # interleaved, so both figures see the same load
-            whole.append(process_cpu(command(out)))
+            whole.append(cpu_of(command(out), ROOT))
             rows.append(breakdown(out))
         spread = f"[{min(whole):.3f}–{max(whole):.3f}]"
         print(

@@ -91,14 +91,8 @@ def _pool(words: list[int]) -> list[int]:
     needed = _POOL_SIZE * _POOL_SIZE + _POOL_SIZE * max(0, len(words) - _POOL_SIZE)
     steps = iter(_MIX_STEPS if needed <= len(_MIX_STEPS) else _hash_steps(needed, _INIT_A, _MULT_A))
     pool = [_hash(words[i] if i < len(words) else 0, next(steps)) for i in range(_POOL_SIZE)]
-    # _mix(pool[dst], _hash(pool[src], step)), written out: it runs a dozen times per
-    # generator, and one is made per shipping roll. zip stops at the last pair without
-    # taking a step more.
-    for (src, dst), (xor, mult) in zip(_CROSS, steps, strict=False):
-        hashed = ((pool[src] ^ xor) * mult) & _MASK32
-        hashed ^= hashed >> _XSHIFT
-        mixed = (_MIX_MULT_L * pool[dst] - _MIX_MULT_R * hashed) & _MASK32
-        pool[dst] = mixed ^ (mixed >> _XSHIFT)
+    for src, dst in _CROSS:
+        pool[dst] = _mix(pool[dst], _hash(pool[src], next(steps)))
     for word in words[_POOL_SIZE:]:
         for dst in range(_POOL_SIZE):
             pool[dst] = _mix(pool[dst], _hash(word, next(steps)))
