@@ -20,8 +20,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -246,21 +244,11 @@ def _nobody_prefix(work: Path) -> list[str]:
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *drop]
 
 
-@pytest.fixture
-def work() -> Iterator[Path]:
-    """A short, world-writable directory (Unix socket paths are limited to 108 bytes)."""
-    path = Path(tempfile.mkdtemp(prefix="eb-attack-", dir="/tmp"))
-    path.chmod(0o777)
-    yield path
-    subprocess.run(["chattr", "-R", "-i", str(path)], capture_output=True, check=False)
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def run_harness(
     work: Path,
     backend: str,
     guards: bool,
-    attacks: list[str],
+    attacks: list[str] | dict[str, str],
     *,
     user: str = "root",
     allow_weak: bool = False,
@@ -276,7 +264,7 @@ def run_harness(
         "backend": backend,
         "guards": guards,
         "allow_weak": allow_weak,
-        "attacks": {name: ATTACKS[name] for name in attacks},
+        "attacks": attacks if isinstance(attacks, dict) else {n: ATTACKS[n] for n in attacks},
         "tmp": str(tmp),
         "unix": str(work / "u.sock"),
         "host_file": str(host_file),
@@ -514,17 +502,19 @@ def test_remove_workspace_clears_the_immutable_flag(tmp_path: Path) -> None:
     assert not ws.exists()
 
 
-def test_remove_workspace_reports_what_it_cannot_remove(tmp_path: Path) -> None:
+def test_remove_workspace_reports_what_it_cannot_remove(tmp_path: Path, monkeypatch) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "f").write_text("x")
-    real_rmtree = shutil.rmtree
-    try:
-        shutil.rmtree = lambda *a, **k: None  # a file system that refuses to delete
-        error = remove_workspace(str(ws))
-    finally:
-        shutil.rmtree = real_rmtree
-    assert error is not None and str(ws) in error
+
+    def refuse(*args, **kwargs):  # a file system that refuses to delete
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    error = remove_workspace(str(ws))
+    monkeypatch.undo()
+    assert error is not None and str(ws) in error and "f" in error
+    assert (ws / "f").exists()
 
 
 def test_stale_workspaces_of_dead_harnesses_are_removed(tmp_path: Path) -> None:
@@ -602,7 +592,11 @@ def _allo_run(work: Path, *extra: str, prefix: list[str] | None = None, user: st
     command = [*(prefix or []), sys.executable, "-c", CLI, *args, "--out", str(out), *extra]
     if user == "nobody":
         command = [*_nobody_prefix(work), *command]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=work)
+    tmp = work / "tmp"  # its own temp dir: the start-up sweep sees no other test's leftovers
+    tmp.mkdir(mode=0o777, exist_ok=True)
+    tmp.chmod(0o777)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=work, env=env)
     return proc, out
 
 

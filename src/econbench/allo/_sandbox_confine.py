@@ -262,11 +262,47 @@ def bind(new_root, path, readonly=True, is_file=False):
         make_readonly(target)
 
 
+def mount_workspace(target, spec, files):
+    """A fresh tmpfs at ``target`` capped in bytes and in inodes, holding ``files`` read-only.
+
+    The inode cap matters as much as the size: empty files and directories take no blocks,
+    yet each one pins kernel memory until the tmpfs goes.
+    """
+    options = "size={},nr_inodes={},mode=1777".format(
+        int(spec["workspace_bytes"]), int(spec["workspace_inodes"])
+    )
+    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for name, data in files.items():
+        fd = os.open(os.path.join(target, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+
+def remount_workspace(spec, files):
+    """Under bubblewrap: cover its workspace with one whose inodes are capped too.
+
+    bwrap can size a tmpfs but not bound its inodes, so the runner makes its own, in a user
+    and mount namespace of its own (bwrap leaves it no capabilities in the outer ones), and
+    gives those capabilities up again at once. Returns the layer name.
+    """
+    _ctypes, lib = libc()
+    uid, gid = os.geteuid(), os.getegid()
+    check(lib.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    write_id_maps(uid, uid, gid)
+    mount_workspace(spec["workspace"], spec, files)
+    os.chdir(spec["workspace"])
+    clear_capabilities()
+    return "workspace-inodes"
+
+
 def build_private_root(new_root, spec, files):
     """Assemble the sandbox's root at ``new_root`` and switch to it (``pivot_root``).
 
     ``spec``: ``read_roots`` (directories bound read-only), ``read_files``, ``device_files``,
-    ``workspace`` (where the tmpfs workspace goes inside) and ``workspace_bytes``.
+    ``workspace`` (where the tmpfs workspace goes inside), ``workspace_bytes`` and
+    ``workspace_inodes``.
     ``files``: name -> bytes written read-only into the workspace (the script, its inputs).
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -286,16 +322,8 @@ def build_private_root(new_root, spec, files):
         bind(new_root, path, is_file=True)
     for path in spec["device_files"]:
         bind(new_root, path, readonly=False, is_file=True)
-    ws = new_root + spec["workspace"]
-    os.makedirs(ws)
-    size = f"size={int(spec['workspace_bytes'])},mode=1777"
-    mount("tmpfs", ws, "tmpfs", MS_NOSUID | MS_NODEV, size)
-    for name, data in files.items():
-        fd = os.open(os.path.join(ws, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+    os.makedirs(new_root + spec["workspace"])
+    mount_workspace(new_root + spec["workspace"], spec, files)
     os.mkdir(new_root + "/.oldroot")
     syscall("pivot_root", os.fsencode(new_root), os.fsencode(new_root + "/.oldroot"))
     os.chdir("/")
@@ -410,7 +438,7 @@ def confine(spec, files, parent_pid):
     workspace = os.getcwd()
     try:
         build_private_root(spec["host_workspace"], spec, files)
-        layers.append("private-root")
+        layers += ["private-root", "workspace-inodes"]
         workspace = spec["workspace"]
     except OSError:
         layers.append("no-private-root")

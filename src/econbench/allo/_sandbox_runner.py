@@ -40,6 +40,7 @@ from econbench.allo._sandbox_confine import (
     capabilities_clear,
     confine,
     libc,
+    remount_workspace,
     set_death_signal,
 )
 from econbench.allo._sandbox_seccomp import apply_seccomp
@@ -56,7 +57,7 @@ class CpuTimeExceeded(BaseException):
 
 
 def emit(result):
-    data = json.dumps(result).encode()
+    data = json.dumps(result).encode() + b"\n"
     view = memoryview(data)
     while view:
         n = os.write(RESULT_FD, view)
@@ -224,60 +225,79 @@ WRITE_PATH_EVENTS = frozenset(
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def install_audit_hook(read_roots, write_roots, read_files, violations):
-    realpath, fsdecode, isdir = os.path.realpath, os.fsdecode, os.path.isdir
+TRIPWIRE_LINE = b'{"tripwire": true}\n'
+
+
+def install_audit_hook(read_roots, write_roots, read_files, violations, report_fd):
+    """The tripwire: refuse, with a readable message, what the kernel layers refuse anyway.
+
+    Code in the same interpreter can always get round a Python-level hook, so nothing here
+    is a boundary and the harness never reports it as one. What it can do is tell the
+    harness at once: the first refusal writes ``TRIPWIRE_LINE`` to the report pipe before
+    the script sees the exception, so forgetting it afterwards (clearing ``violations``,
+    rewriting the hook) cannot turn the run into a clean one. The helpers are bound as
+    default arguments rather than closure cells, whose contents any caller can reassign.
+    """
     reads = tuple(r.rstrip("/") for r in read_roots)
     writes = tuple(r.rstrip("/") for r in write_roots)
     files = frozenset(read_files)
-    own = ()  # the hook's functions: rewriting their code would neuter it from inside
 
     def inside(path, roots):
         return any(path == r or path.startswith(r + "/") for r in roots)
 
-    def deny(message):
-        violations.append(message)
+    def deny(message, _seen=violations, _write=os.write, _fd=report_fd, _line=TRIPWIRE_LINE):
+        if not _seen:
+            _write(_fd, _line)
+        _seen.append(message)
         raise SandboxViolation(message)
 
-    def as_path(arg):
+    def as_path(arg, _realpath=os.path.realpath, _fsdecode=os.fsdecode):
         if isinstance(arg, (str, bytes)) or hasattr(arg, "__fspath__"):
-            return realpath(fsdecode(arg))
+            return _realpath(_fsdecode(arg))
         return None
 
-    def hook(event, args):
+    def hook(event, args, _deny=deny, _inside=inside, _as_path=as_path, _isdir=os.path.isdir,
+             _own=(), _reads=reads, _writes=writes, _files=files):  # fmt: skip
         if event == "open":
             path, mode, flags = args
-            p = as_path(path) if path is not None and not isinstance(path, int) else None
+            p = _as_path(path) if path is not None and not isinstance(path, int) else None
             if p is None:
                 return
             writing = bool(flags & WRITE_FLAGS) or any(c in (mode or "") for c in "wax+")
-            if inside(p, writes):
+            if _inside(p, _writes):
                 return
             if writing:
-                deny(f"writing outside the workspace is not allowed: {p}")
-            if p in files:
+                _deny(f"writing outside the workspace is not allowed: {p}")
+            if p in _files:
                 return
-            if not inside(p, reads) or isdir(p):
-                deny(f"reading outside the workspace is not allowed: {p}")
+            if not _inside(p, _reads) or _isdir(p):
+                _deny(f"reading outside the workspace is not allowed: {p}")
         elif event in PROCESS_EVENTS:
-            deny(f"creating or signalling processes is not allowed ({event})")
+            _deny(f"creating or signalling processes is not allowed ({event})")
         elif event.startswith("socket."):
-            deny(f"network access is not allowed ({event})")
+            _deny(f"network access is not allowed ({event})")
         elif event.startswith("ctypes."):
-            deny(f"ctypes is not allowed ({event})")
+            _deny(f"ctypes is not allowed ({event})")
         elif event == "import" and args[0].partition(".")[0] in BLOCKED_IMPORTS:
-            deny(f"importing {args[0]} is not allowed in the sandbox")
+            _deny(f"importing {args[0]} is not allowed in the sandbox")
         elif event in INTROSPECTION_EVENTS or event in SYSTEM_EVENTS:
-            deny(f"{event} is not allowed in the sandbox")
-        elif event == "object.__setattr__" and any(args[0] is f for f in own):
-            deny(f"changing the sandbox's own functions ({args[1]}) is not allowed")
+            _deny(f"{event} is not allowed in the sandbox")
+        elif event == "object.__setattr__" and any(args[0] is f for f in _own):
+            _deny(f"changing the sandbox's own functions ({args[1]}) is not allowed")
         elif event in READ_PATH_EVENTS or event in WRITE_PATH_EVENTS:
-            roots = writes if event in WRITE_PATH_EVENTS else reads + writes
+            roots = _writes if event in WRITE_PATH_EVENTS else _reads + _writes
             for arg in args:
-                p = as_path(arg)
-                if p is not None and not inside(p, roots):
-                    deny(f"{event} outside the workspace is not allowed: {p}")
+                p = _as_path(arg)
+                if p is not None and not _inside(p, roots):
+                    _deny(f"{event} outside the workspace is not allowed: {p}")
 
-    own = (hook, deny, inside, as_path)
+    # The hook's own functions, itself included (its defaults are fixed once set: changing
+    # __defaults__ or __code__ is an audited setattr, which it refuses).
+    hook.__defaults__ = (
+        *hook.__defaults__[:4],
+        (hook, deny, inside, as_path),
+        *hook.__defaults__[5:],
+    )
     sys.addaudithook(hook)
     return "audit-hook"
 
@@ -337,6 +357,8 @@ def isolate(cfg, source, inputs_text):
         fresh_userns = "userns" in more
         os.environ.update(HOME=workspace, TMPDIR=workspace)
     else:
+        files = {"script.py": source.encode(), "inputs.json": inputs_text.encode()}
+        layers.append(attempt("workspace-inodes", remount_workspace, cfg["workspace"], files))
         layers.append("unprivileged" if capabilities_clear() else "no-unprivileged")
     layers.append(apply_nproc(cfg["limits"], fresh_userns))
     if cfg["landlock"]:
@@ -390,6 +412,7 @@ def main(cfg):
                 [workspace],
                 cfg["read_files"] + cfg["write_files"],
                 violations,
+                RESULT_FD,
             )
         )
 

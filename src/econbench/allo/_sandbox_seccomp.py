@@ -16,7 +16,11 @@ Refused, on both backends, with an errno the script can read (never by killing i
   ``FS_IOC_FSSETXATTR``: no immutable or append-only files) and terminal injection
   (``TIOCSTI``, ``TIOCLINUX``);
 - mounts and namespaces, modules, kexec, reboot, swap, clocks, keyrings, bpf, perf,
-  userfaultfd, file handles, io_uring, personality, the x32 ABI.
+  userfaultfd, file handles, io_uring, personality, the x32 ABI;
+- memory the kernel would hold outside the process's address space and the workspace's
+  size cap: ``memfd_create``/``memfd_secret``, SysV shared memory, semaphores and message
+  queues, POSIX message queues, inotify (where the run has a memory cgroup it would be
+  charged there too; without one nothing else would bound it).
 
 x86_64 and aarch64 numbers are checked against the kernel's unistd headers; another
 architecture gets no filter, which the harness reports as a missing layer.
@@ -56,6 +60,14 @@ _NUMBERS = {
     "mknod": (133, None), "mknodat": (259, 33), "personality": (135, 92),
     "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
     "io_uring_register": (427, 427),
+    # memory the kernel holds outside the address space (RLIMIT_AS) and the workspace cap
+    "memfd_create": (319, 279), "memfd_secret": (447, 447),
+    "shmget": (29, 194), "shmat": (30, 196), "shmctl": (31, 195), "shmdt": (67, 197),
+    "semget": (64, 190), "semop": (65, 193), "semctl": (66, 191), "semtimedop": (220, 192),
+    "msgget": (68, 186), "msgsnd": (69, 189), "msgrcv": (70, 188), "msgctl": (71, 187),
+    "mq_open": (240, 180), "mq_unlink": (241, 181), "mq_timedsend": (242, 182),
+    "mq_timedreceive": (243, 183), "mq_notify": (244, 184), "mq_getsetattr": (245, 185),
+    "inotify_init": (253, None), "inotify_init1": (294, 26), "inotify_add_watch": (254, 27),
 }  # fmt: skip
 _ARCHES = (("x86_64", 0xC000003E), ("aarch64", 0xC00000B7))
 # machine -> (audit arch, {name: nr})

@@ -22,8 +22,11 @@ with "sandbox error" before any user code runs if one is gone.
 IPC, UTS and cgroup namespaces (``--unshare-all``), ``--die-with-parent``, ``--new-session``,
 ``--clearenv``, uid/gid 65534 inside, all capabilities dropped. The filesystem is a fresh
 root holding only read-only binds of /usr, /lib*, /bin (symlinks mirrored) and the Python
-installation, minimal /proc and /dev, and a size-capped tmpfs at /sandbox as the only
-writable place.
+installation, minimal /proc and /dev, the root and /dev remounted read-only, and a
+size-capped tmpfs at /sandbox as the only writable place (the runner covers it with one whose
+inodes are capped too). bwrap maps the sandbox's uid to its caller's, so a root harness
+starts it through ``_sandbox_gate`` as uid 65534: run as root, the script would own every host
+inode it can see (``os.fchmod`` on ``/dev/null`` would change the host's).
 
 ``rlimit`` (the fallback where bwrap is missing or cannot start): the runner does the same
 itself (``_sandbox_confine``): new mount, PID, network, IPC, UTS and cgroup namespaces
@@ -38,10 +41,12 @@ Inside either backend the runner adds: rlimits (CPU: soft = ``cpu_s``, SIGKILL o
 later; address space; file size; open files; no core), ``RLIMIT_NPROC`` where a fresh user
 namespace makes it count only the sandbox's tasks, Landlock where the kernel has it, and a
 seccomp filter (see ``_sandbox_seccomp``: no processes, exec, signals or limits of other
-processes, no network, no fanotify, no file-attribute ioctls, no mounts or namespaces …).
-The PEP 578 audit hook (``python_guards``, on by default) is a tripwire, not a boundary: it
-gives readable messages and fails the run with reason "forbidden" on any refused attempt,
-but the kernel layers must hold without it, and the tests check that they do.
+processes, no network, no fanotify, no file-attribute ioctls, no mounts or namespaces, no
+memfd, SysV IPC or message queues …). The PEP 578 audit hook (``python_guards``, on by
+default) is a tripwire, not a layer: it gives readable messages and fails the run with reason
+"forbidden" on a refused attempt (its first refusal reaches the harness at once), but a
+script can disarm it, so it is reported apart (``SandboxResult.tripwire``) and the kernel
+layers must hold without it; the tests check that they do.
 
 The harness enforces the rest: wall-clock timeout and stdout+stderr capped at
 ``max_output_bytes`` (past either the process group is killed and the run fails with
@@ -49,9 +54,13 @@ The harness enforces the rest: wall-clock timeout and stdout+stderr capped at
 ``REPORT_LIMIT_BYTES`` and the returned value at ``RESULT_LIMIT_BYTES`` ("result too large",
 ``value`` None, a short ``preview`` kept), whatever the script writes into the pipe; the
 report's ``reason``/``error``/``layers`` are validated and clipped, since a script can forge
-them. Workspaces are named after the harness pid and start time; those of dead harnesses are
-swept at the next start and a workspace that cannot be removed is reported
-(``cleanup_error``, and a logged warning), see ``sandbox_workspace``.
+them. Where it can create cgroups, each run gets its own memory and pids cgroup
+(``sandbox_cgroup``): one budget for everything the run makes the kernel hold, which
+rlimits cannot give; a run the kernel kills there fails with "memory". ``describe()``
+derives the limits in force from the layers (``enforced_limits``), never from the settings
+alone. Workspaces and cgroups are named after the harness pid and start time; those of dead
+harnesses are swept at the next start, without following links, and a workspace that cannot
+be removed is reported (``cleanup_error``, and a logged warning), see ``sandbox_workspace``.
 
 Failure reasons: "timeout", "cpu time", "memory", "output limit", "syntax error",
 "missing entry", "exception", "forbidden", "not json", "result too large", "killed",
@@ -62,9 +71,10 @@ than by a ``preexec_fn`` (``preexec_fn`` is unsafe when the harness runs sandbox
 several threads; no untrusted code runs before the runner sets them). Wall timeout defaults
 to 10 s (twice the CPU limit), output to 64 KiB, file size to 16 MiB, open files to 64,
 processes/threads to 16, the workspace tmpfs to 64 MiB, the return value to 4 KiB of JSON
-(R3 answers are integers). Without a user namespace (a root harness) ``RLIMIT_NPROC`` is
-skipped: it would count every process of uid 65534; seccomp already forbids new processes
-and the address-space limit bounds threads.
+(R3 answers are integers), the workspace to 4,096 inodes. Without a user namespace of its
+own (the rlimit backend as root) ``RLIMIT_NPROC`` is skipped: it would count every process
+of uid 65534; there the pids cgroup bounds tasks, and where none can be made ``describe()``
+says threads are unbounded (seccomp still forbids new processes).
 """
 
 from __future__ import annotations
@@ -88,6 +98,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from econbench.allo._sandbox_runner import TRIPWIRE_LINE
+from econbench.allo.sandbox_cgroup import SANDBOX_OWN_TASKS, RunCgroup
 from econbench.allo.sandbox_workspace import (
     remove_workspace,
     sweep_stale_workspaces,
@@ -137,6 +149,7 @@ ERROR_CHARS = 2000
 WORKSPACE_IN_SANDBOX = "/sandbox"
 WORKSPACE_IN_BWRAP = WORKSPACE_IN_SANDBOX
 SANDBOX_UID = 65534
+TRIPWIRE = "audit-hook"
 ALLOW_WEAK_ENV = "ECONBENCH_SANDBOX_ALLOW_WEAK"
 # What both backends must have in force for R3 to run without an explicit opt-in.
 REQUIRED_LAYERS: tuple[str, ...] = (
@@ -167,6 +180,7 @@ _RUNNER_MODULES = (
     ("econbench.allo._sandbox_seccomp", _HERE / "_sandbox_seccomp.py"),
     ("__main__", _HERE / "_sandbox_runner.py"),
 )
+_GATE = _HERE / "_sandbox_gate.py"
 _READ_FILES = ("/etc/ld.so.cache",)
 _DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
@@ -187,7 +201,10 @@ class SandboxLimits(BaseModel):
     max_output_bytes: int = Field(64 * 1024, ge=256, description="stdout+stderr cap")
     wall_s: float = Field(10.0, gt=0, description="wall-clock timeout of the whole run")
     max_open_files: int = Field(64, ge=16, description="RLIMIT_NOFILE")
-    workspace_mb: int = Field(64, ge=1, description="tmpfs size of the bubblewrap workspace")
+    workspace_mb: int = Field(64, ge=1, description="size of the workspace tmpfs")
+    workspace_inodes: int = Field(
+        4096, ge=16, description="files and directories the workspace tmpfs can hold"
+    )
     python_guards: bool = Field(True, description="install the Python audit-hook layer")
 
 
@@ -208,6 +225,9 @@ class SandboxResult:
     cpu_s: float | None = None
     layers: tuple[str, ...] = field(default_factory=tuple)
     preview: str | None = None  # the start of a return value refused as too large
+    # "audit-hook" when the tripwire was armed: readable refusals, never a boundary (a script
+    # can disarm it); a run it caught fails as "forbidden", one it missed proves nothing.
+    tripwire: str | None = None
     cleanup_error: str | None = None  # set when the workspace could not be removed
 
     def to_dict(self) -> dict[str, Any]:
@@ -273,6 +293,44 @@ def _system_lib_roots() -> list[str]:
     return out
 
 
+def _closed_ancestor(path: str) -> str | None:
+    """The topmost directory above ``path`` that other users cannot enter, if any."""
+    parts = Path(path).parts
+    for i in range(2, len(parts)):
+        top = str(Path(*parts[:i]))
+        try:
+            if not os.stat(top).st_mode & 0o001:
+                return top
+        except OSError:
+            return None
+    return None
+
+
+def _unreachable_roots(roots: list[str]) -> list[list[Any]]:
+    """``[closed directory, [roots below it]]`` for roots the sandbox's uid cannot reach."""
+    below: dict[str, list[str]] = {}
+    for root in sorted(roots, key=len):
+        closed = _closed_ancestor(root)
+        if closed is not None:
+            below.setdefault(closed, []).append(root)
+    return [[closed, roots] for closed, roots in below.items()]
+
+
+def _gate_config(cgroup: RunCgroup | None) -> dict[str, Any] | None:
+    """What bwrap's gate must do first (join the cgroup; as root, drop to the sandbox's uid
+    with the Python installation reachable), or None when bwrap can start directly."""
+    as_root = os.geteuid() == 0
+    if cgroup is None and not as_root:
+        return None
+    uid = SANDBOX_UID if as_root else None
+    return {
+        "join": cgroup.procs_files if cgroup is not None else [],
+        "uid": uid,
+        "gid": uid,
+        "reach": _unreachable_roots(_python_roots()) if as_root else [],
+    }
+
+
 @dataclass
 class _Pump:
     """What came out of the sandbox while it ran."""
@@ -321,7 +379,9 @@ def _sweep_once() -> None:
     with _sweep_lock:
         if not _swept:
             _swept = True
-            sweep_stale_workspaces()
+            # as root, the weak fallback's workspaces belong to the sandbox's uid
+            owners = {os.geteuid(), SANDBOX_UID} if os.geteuid() == 0 else {os.geteuid()}
+            sweep_stale_workspaces(owners=frozenset(owners))
 
 
 def _env_allows_weak() -> bool:
@@ -379,26 +439,33 @@ class Sandbox:
     # ------------------------------------------------------------------ public
 
     def describe(self) -> dict[str, Any]:
-        """The backend and its layers on this machine, for the preflight and the cell config."""
+        """The backend, its layers and the limits they enforce on this machine, for the
+        preflight and the cell config."""
         missing = _missing(REQUIRED_LAYERS, self._layers)
-        layers = [x for x in self._layers if self.limits.python_guards or x != "audit-hook"]
         return {
             "backend": self.backend,
-            "layers": [x for x in layers if not x.startswith("no-")],
-            "absent": [x[3:] for x in layers if x.startswith("no-")],
+            "layers": [x for x in self._layers if not x.startswith("no-")],
+            "absent": [x[3:] for x in self._layers if x.startswith("no-")],
             "required": list(REQUIRED_LAYERS),
             "missing": missing,
             "strong": not missing,
             "allow_weak": self.allow_weak,
+            "limits": enforced_limits(self._layers, self.limits),
             "python_guards": self.limits.python_guards,
+            "tripwire": TRIPWIRE if self.limits.python_guards else None,
             "result_limit_bytes": RESULT_LIMIT_BYTES,
         }
 
     def describe_line(self) -> str:
-        """One line for a terminal: the backend, whether it is complete, and its layers."""
+        """One line for a terminal: the backend, whether it is complete, its layers and what
+        they bound."""
         d = self.describe()
         state = "complete" if d["strong"] else "WEAK (missing " + ", ".join(d["missing"]) + ")"
-        return f"R3 sandbox: {d['backend']} backend, {state}; layers: {', '.join(d['layers'])}"
+        limits = "; ".join(f"{k}: {v}" for k, v in d["limits"].items())
+        return (
+            f"R3 sandbox: {d['backend']} backend, {state}; layers: {', '.join(d['layers'])}; "
+            f"limits: {limits}"
+        )
 
     def run(self, code: str, inputs: dict, entry: str = "solve") -> SandboxResult:
         """Run ``code`` and return ``entry(inputs)``'s JSON value, or why it failed."""
@@ -407,18 +474,23 @@ class Sandbox:
         inputs_json = json.dumps(inputs, allow_nan=False)  # a harness bug if this fails
         workspace = tempfile.mkdtemp(prefix=workspace_prefix())
         result: SandboxResult | None = None
+        cgroup: RunCgroup | None = None
         try:
             os.chmod(workspace, 0o700)
             Path(workspace, "script.py").write_text(code, encoding="utf-8")
             Path(workspace, "inputs.json").write_text(inputs_json, encoding="utf-8")
             if self.backend == "rlimit" and os.geteuid() == 0:
                 os.chown(workspace, SANDBOX_UID, SANDBOX_UID)  # weak fallback: it works here
-            result = self._execute(workspace, entry)
+            lim = self.limits
+            cgroup = RunCgroup.create(lim.memory_mb << 20, lim.max_processes)
+            result = self._execute(workspace, entry, cgroup)
             return result
         finally:
-            problem = remove_workspace(workspace)
+            problems = [remove_workspace(workspace)]
+            if cgroup is not None:
+                problems.append(cgroup.close())
             if result is not None:
-                result.cleanup_error = problem
+                result.cleanup_error = "; ".join(p for p in problems if p) or None
 
     # ------------------------------------------------------------------ commands
 
@@ -426,10 +498,14 @@ class Sandbox:
         lim = self.limits
         rlimit = self.backend == "rlimit"
         read_files = [p for p in _READ_FILES if os.path.exists(p)]
-        confine = {
-            "host_workspace": workspace,
+        tmpfs = {
             "workspace": WORKSPACE_IN_SANDBOX,
             "workspace_bytes": lim.workspace_mb << 20,
+            "workspace_inodes": lim.workspace_inodes,
+        }
+        confine = {
+            **tmpfs,
+            "host_workspace": workspace,
             "read_roots": _python_roots(),
             "read_files": read_files,
             "device_files": [p for p in _DEVICE_FILES if os.path.exists(p)],
@@ -447,6 +523,7 @@ class Sandbox:
                 "max_processes": lim.max_processes,
             },
             "confine": confine if rlimit else None,
+            "workspace": None if rlimit else tmpfs,
             "in_userns": not rlimit,
             "parent_pid": os.getpid() if rlimit else None,
             "landlock": True,
@@ -459,13 +536,19 @@ class Sandbox:
             "write_files": list(_DEVICE_FILES),
         }
 
-    def _command(self, workspace: str, config: dict[str, Any]) -> list[str]:
+    def _command(
+        self, config: dict[str, Any], cgroup: RunCgroup | None, data_fds: dict[str, int]
+    ) -> list[str]:
         python = [_interpreter(), "-I", "-S", "-c", _BOOTSTRAP, json.dumps(config)]
         if self.backend == "rlimit":
             return python
-        return [bwrap_path() or "bwrap", *self._bwrap_args(workspace), "--", *python]
+        bwrap = [bwrap_path() or "bwrap", *self._bwrap_args(data_fds), "--", *python]
+        gate = _gate_config(cgroup)
+        if gate is None:
+            return bwrap
+        return [_interpreter(), "-I", "-S", str(_GATE), json.dumps(gate), *bwrap]
 
-    def _bwrap_args(self, workspace: str) -> list[str]:
+    def _bwrap_args(self, data_fds: dict[str, int]) -> list[str]:
         args = [
             "--unshare-all",
             "--die-with-parent",
@@ -494,8 +577,10 @@ class Sandbox:
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(self.limits.workspace_mb << 20), "--perms", "1777"]
         args += ["--tmpfs", WORKSPACE_IN_BWRAP]
-        for name in ("script.py", "inputs.json"):
-            args += ["--ro-bind", os.path.join(workspace, name), f"{WORKSPACE_IN_BWRAP}/{name}"]
+        for name, fd in data_fds.items():  # copied in: bwrap need not reach the workspace
+            args += ["--ro-bind-data", str(fd), f"{WORKSPACE_IN_BWRAP}/{name}"]
+        # Nothing outside the workspace is writable: not the root tmpfs, not /dev (/dev/shm).
+        args += ["--remount-ro", "/dev", "--remount-ro", "/"]
         args += ["--chdir", WORKSPACE_IN_BWRAP]
         return args
 
@@ -506,31 +591,38 @@ class Sandbox:
 
     # ------------------------------------------------------------------ execution
 
-    def _execute(self, workspace: str, entry: str) -> SandboxResult:
+    def _execute(self, workspace: str, entry: str, cgroup: RunCgroup | None) -> SandboxResult:
         result_r, result_w = os.pipe()
         config = self._config(workspace, entry, result_w)
+        data_fds: dict[str, int] = {}
+        if self.backend == "bubblewrap":
+            for name in ("script.py", "inputs.json"):
+                data_fds[name] = os.open(os.path.join(workspace, name), os.O_RDONLY)
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
-                self._command(workspace, config),
+                self._command(config, cgroup, data_fds),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=workspace,
                 env=self._env(workspace),
                 start_new_session=True,
-                pass_fds=(result_w,),
+                pass_fds=(result_w, *data_fds.values()),
                 close_fds=True,
             )
         except OSError as exc:
             os.close(result_r)
             return self._failure(REASON_SANDBOX, f"could not start the sandbox: {exc}", start)
         finally:
-            os.close(result_w)
+            for fd in (result_w, *data_fds.values()):
+                os.close(fd)
         result_file = os.fdopen(result_r, "rb", buffering=0)
         reaped = False
         try:
-            pump = self._pump(proc, result_file, start + self.limits.wall_s)
+            joined = self._join(proc, cgroup)
+            deadline = start + self.limits.wall_s
+            pump = self._pump(proc, result_file, deadline) if joined is None else _Pump()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # stragglers, whatever happened
             _, status, rusage = os.wait4(proc.pid, 0)
@@ -544,11 +636,34 @@ class Sandbox:
                 if stream is not None:
                     with contextlib.suppress(OSError):
                         stream.close()
+        if joined is not None:
+            return self._failure(REASON_SANDBOX, joined, start)
         proc.returncode = os.waitstatus_to_exitcode(status)
         # CPU of the direct child and what it reaped; under bubblewrap that is bwrap itself,
         # so there we rely on the runner's own report.
         cpu = None if self.backend == "bubblewrap" else rusage.ru_utime + rusage.ru_stime
-        return self._interpret(pump, proc.returncode, cpu, time.monotonic() - start)
+        result = self._interpret(pump, proc.returncode, cpu, time.monotonic() - start)
+        if cgroup is not None:
+            result.layers = (*result.layers, *cgroup.layers)
+            died = not result.ok and result.reason in (REASON_KILLED, REASON_CRASHED)
+            if died and cgroup.oom_killed():
+                result.reason = REASON_MEMORY
+                result.error = (
+                    f"the run's memory limit of {self.limits.memory_mb} MiB (kernel memory "
+                    "included) was exhausted; the kernel killed it"
+                )
+        return result
+
+    def _join(self, proc: subprocess.Popen, cgroup: RunCgroup | None) -> str | None:
+        """Move the rlimit runner into the run's cgroup (it waits for stdin: nothing forked
+        yet); bwrap's gate joins by itself. None, or why it failed."""
+        if cgroup is None or self.backend != "rlimit":
+            return None
+        try:
+            cgroup.attach(proc.pid)
+        except OSError as exc:
+            return f"could not move the sandbox into its cgroup: {exc}"
+        return None
 
     def _pump(self, proc: subprocess.Popen, result_file: Any, deadline: float) -> _Pump:
         """Feed the runner, collect stdout/stderr/result until exit, overflow or deadline."""
@@ -610,14 +725,17 @@ class Sandbox:
         if pump.timed_out:
             msg = f"wall-clock timeout after {lim.wall_s:g} s; the process group was killed"
             return SandboxResult(False, None, reason=REASON_TIMEOUT, error=msg, **base)
-        report = self._parse_report(bytes(pump.result))
+        tripped, rest = _split_tripwire(bytes(pump.result))
+        report = self._parse_report(rest)
+        if tripped:
+            return self._forbidden(report, base)
         if report is None:
             reason, msg = self._classify_death(code, cpu)
             return SandboxResult(False, None, reason=reason, error=msg, **base)
         # The script can write into the result pipe too: nothing in the report is trusted.
         if isinstance(report.get("cpu_s"), int | float):
             base["cpu_s"] = float(report["cpu_s"])
-        base["layers"] = self._report_layers(report.get("layers"))
+        base.update(self._layer_fields(report.get("layers")))
         if report.get("ok") is True:
             value = report.get("value")
             text = json.dumps(value)
@@ -644,10 +762,26 @@ class Sandbox:
         preview = preview[:PREVIEW_CHARS] if isinstance(preview, str) else None
         return SandboxResult(False, None, reason=reason, error=error, preview=preview, **base)
 
-    def _report_layers(self, raw: Any) -> tuple[str, ...]:
-        """The runner's layers (bounded: a script can forge them), after bubblewrap's own."""
+    def _layer_fields(self, raw: Any) -> dict[str, Any]:
+        """``layers``: the runner's kernel layers (bounded: a script can forge them), after
+        bubblewrap's own; ``tripwire``: the audit hook, which is not a layer."""
         inside = tuple(str(x)[:64] for x in raw[:64]) if isinstance(raw, list) else ()
-        return (BWRAP_LAYERS + inside) if self.backend == "bubblewrap" else inside
+        layers = tuple(x for x in inside if x != TRIPWIRE)
+        return {
+            "layers": (BWRAP_LAYERS + layers) if self.backend == "bubblewrap" else layers,
+            "tripwire": TRIPWIRE if TRIPWIRE in inside else None,
+        }
+
+    def _forbidden(self, report: dict[str, Any] | None, base: dict[str, Any]) -> SandboxResult:
+        """The tripwire fired: whatever the script did afterwards, the run failed."""
+        error = report.get("error") if report and report.get("reason") == "forbidden" else None
+        if not isinstance(error, str):
+            error = "the audit-hook tripwire refused an attempt; the script carried on"
+        if report is not None:
+            base.update(self._layer_fields(report.get("layers")))
+        return SandboxResult(
+            False, None, reason=REASON_FORBIDDEN, error=error[:ERROR_CHARS], **base
+        )
 
     def _classify_death(self, code: int, cpu: float | None) -> tuple[str, str]:
         """Why a run ended without a report: signal, CPU hard limit, or a crash."""
@@ -707,6 +841,54 @@ _SELF_TEST_CODE = (
     "import collections, decimal, heapq, json, math, zlib\n"
     "def solve(inputs):\n    return inputs['x'] + 1\n"
 )
+
+
+def enforced_limits(layers: tuple[str, ...] | list[str], lim: SandboxLimits) -> dict[str, str]:
+    """What bounds a run on this machine, by resource, and which mechanism bounds it.
+
+    Derived from the layers actually in force (the self-test run's), never from the
+    settings alone: a limit whose mechanism is missing here is said to be unbounded.
+    """
+    has = set(layers)
+    mib = lim.memory_mb
+    memory = [f"{mib} MiB of address space per process (RLIMIT_AS)"]
+    if "cgroup-memory" in has:
+        memory.append(f"{mib} MiB for the whole run, kernel memory included (memory cgroup)")
+    else:
+        memory.append(
+            "no memory cgroup: kernel memory outside the address space is bounded "
+            "only by the workspace caps, the seccomp filter and the CPU limit"
+        )
+    tasks = []
+    if "nproc" in has:
+        tasks.append(f"{lim.max_processes} (RLIMIT_NPROC in the run's own user namespace)")
+    if "cgroup-pids" in has:
+        tasks.append(
+            f"{lim.max_processes + SANDBOX_OWN_TASKS} with the sandbox's own (pids cgroup)"
+        )
+    if not tasks:
+        tasks.append(
+            "threads unbounded (no pids cgroup, no user namespace of its own); "
+            "new processes are refused by seccomp"
+        )
+    workspace = f"{lim.workspace_mb} MiB, " + (
+        f"{lim.workspace_inodes} files and directories"
+        if "workspace-inodes" in has
+        else "files and directories unbounded"
+    )
+    return {
+        "cpu": f"{lim.cpu_s} s (RLIMIT_CPU), wall clock {lim.wall_s:g} s",
+        "memory": "; ".join(memory),
+        "tasks": "; ".join(tasks),
+        "workspace": workspace,
+        "files": f"{lim.max_file_mb} MiB per file, {lim.max_open_files} open",
+        "output": f"{lim.max_output_bytes} bytes of stdout+stderr, {RESULT_LIMIT_BYTES} of result",
+    }
+
+
+def _split_tripwire(data: bytes) -> tuple[bool, bytes]:
+    """Whether the tripwire wrote its line into the report pipe, and the rest (the report)."""
+    return TRIPWIRE_LINE in data, data.replace(TRIPWIRE_LINE, b"")
 
 
 def _text_preview(data: bytes) -> str:

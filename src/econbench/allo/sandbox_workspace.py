@@ -6,6 +6,12 @@ since boot, from ``/proc/<pid>/stat``) tells a live owner from a dead one whose 
 reused, so the next harness can remove what a killed one left behind without touching the
 workspaces of harnesses still running.
 
+Everything here works on directory descriptors and never follows a symbolic link: the
+temporary directory is shared with every local user, and a link named like a workspace
+(``/tmp/econbench-sandbox-999999-1-x -> /home/alice``) must not make a root harness change
+or delete what it points to. The sweep only considers real directories owned by the
+harness's own user; anything else with a workspace name is left alone.
+
 Removal never fails silently: a file a script managed to make immutable or append-only is
 unpinned (root only, through the same ``FS_IOC_SETFLAGS`` ioctl ``chattr -i`` uses) and
 whatever still cannot be removed is reported to the caller and logged.
@@ -19,9 +25,8 @@ import functools
 import logging
 import os
 import re
-import shutil
+import stat
 import struct
-import sys
 import tempfile
 
 log = logging.getLogger(__name__)
@@ -30,16 +35,17 @@ PREFIX = "econbench-sandbox-"
 _NAME = re.compile(rf"^{PREFIX}(\d+)-(\d+)-")
 FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
 FS_IMMUTABLE_FL, FS_APPEND_FL = 0x00000010, 0x00000020
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def start_time(pid: int) -> int | None:
     """When ``pid`` started (field 22 of /proc/<pid>/stat), or None if it does not exist."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            stat = fh.read()
+            text = fh.read()
     except OSError:
         return None
-    fields = stat.rpartition(")")[2].split()
+    fields = text.rpartition(")")[2].split()
     return int(fields[19]) if len(fields) > 19 else None
 
 
@@ -71,10 +77,28 @@ def owner_alive(pid: int, started: int) -> bool:
     return True
 
 
-def _unpin(path: str) -> None:
-    """Clear the immutable and append-only flags of one file or directory."""
+def stale_names(directory: str) -> list[str]:
+    """Entries of ``directory`` named like a harness's (workspace or cgroup) whose owner is dead."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    out = []
+    for name in sorted(names):
+        match = _NAME.match(name)
+        if match is not None and not owner_alive(int(match[1]), int(match[2])):
+            out.append(name)
+    return out
+
+
+def _unpin_at(dir_fd: int, name: str | None) -> None:
+    """Clear the immutable and append-only flags of ``name`` in ``dir_fd`` (or of ``dir_fd``)."""
+    try:
+        fd = (
+            os.dup(dir_fd)
+            if name is None
+            else os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        )
     except OSError:
         return
     try:
@@ -88,42 +112,68 @@ def _unpin(path: str) -> None:
         os.close(fd)
 
 
-def _unpin_tree(path: str) -> None:
-    _unpin(path)
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            full = os.path.join(root, name)
-            if not os.path.islink(full):
-                _unpin(full)
+def _retry_unpinned(action, dir_fd: int, name: str) -> None:
+    """Run ``action()``; as root, when it is refused, unpin ``name`` and its directory, retry."""
+    try:
+        action()
+    except PermissionError:
+        if os.geteuid() != 0:
+            raise
+        _unpin_at(dir_fd, None)
+        _unpin_at(dir_fd, name)
+        action()
 
 
-def _open_up(path: str) -> None:
-    """Make every directory writable again (a script may have chmod-ed them)."""
-    for root, dirs, _files in os.walk(path):
-        for d in dirs:
-            with contextlib.suppress(OSError):
-                os.chmod(os.path.join(root, d), 0o700, follow_symlinks=False)
+def _remove_entry(dir_fd: int, name: str, where: str, errors: list[str]) -> None:
+    """Remove ``name`` from the directory ``dir_fd``; a directory with all it holds.
+
+    A symbolic link is removed as a link; a directory is entered only through a descriptor
+    opened with ``O_NOFOLLOW``, so nothing outside the tree is ever touched.
+    """
+    path = os.path.join(where, name)
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            _empty_directory_at(dir_fd, name, path, errors)
+            _retry_unpinned(lambda: os.rmdir(name, dir_fd=dir_fd), dir_fd, name)
+        else:
+            _retry_unpinned(lambda: os.unlink(name, dir_fd=dir_fd), dir_fd, name)
+    except FileNotFoundError:
+        pass
+    except (OSError, RecursionError) as exc:
+        errors.append(f"{path}: {exc}")
+
+
+def _empty_directory_at(parent_fd: int, name: str, path: str, errors: list[str]) -> None:
+    fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o700)  # a script may have made it unwritable; fchmod follows no link
+        with os.scandir(fd) as entries:
+            names = [entry.name for entry in entries]
+        for child in names:
+            _remove_entry(fd, child, path, errors)
+    finally:
+        os.close(fd)
 
 
 def remove_workspace(path: str) -> str | None:
-    """Delete ``path`` and everything in it; None on success, else what went wrong."""
+    """Delete ``path`` and everything in it; None on success, else what went wrong.
+
+    ``path`` itself is never followed either: if it has become a symbolic link, only the
+    link goes.
+    """
+    parent, name = os.path.split(os.path.abspath(path))
     errors: list[str] = []
-
-    def note(_func: object, failed: str, exc_info: object) -> None:
-        exc = exc_info[1] if isinstance(exc_info, tuple) else exc_info
-        errors.append(f"{failed}: {exc}")
-
-    for attempt in range(2):
-        if not os.path.lexists(path):
-            return None
-        if attempt == 1 and os.geteuid() == 0:
-            _unpin_tree(path)
-        with contextlib.suppress(OSError):
-            os.chmod(path, 0o700)
-        _open_up(path)
-        errors.clear()
-        handler = {"onexc": note} if sys.version_info >= (3, 12) else {"onerror": note}
-        shutil.rmtree(path, **handler)
+    try:
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        errors.append(f"{parent}: {exc}")
+    else:
+        try:
+            _remove_entry(parent_fd, name, parent, errors)
+        finally:
+            os.close(parent_fd)
     if not os.path.lexists(path):
         return None
     detail = errors[0] if errors else "it is still there"
@@ -132,17 +182,29 @@ def remove_workspace(path: str) -> str | None:
     return message
 
 
-def sweep_stale_workspaces(directory: str | None = None) -> list[str]:
-    """Remove the workspaces in ``directory`` (default: the temp dir) whose owner is dead."""
-    directory = directory or tempfile.gettempdir()
-    removed = []
+def _owned_directory(directory: str, name: str, owners: frozenset[int]) -> bool:
+    """A real directory (not a link) that belongs to one of ``owners``."""
     try:
-        names = os.listdir(directory)
+        st = os.stat(os.path.join(directory, name), follow_symlinks=False)
     except OSError:
-        return removed
-    for name in sorted(names):
-        match = _NAME.match(name)
-        if match is None or owner_alive(int(match[1]), int(match[2])):
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid in owners
+
+
+def sweep_stale_workspaces(
+    directory: str | None = None, owners: frozenset[int] | None = None
+) -> list[str]:
+    """Remove the workspaces in ``directory`` (default: the temp dir) whose owner is dead.
+
+    Only real directories owned by one of ``owners`` (default: this user) are removed: a
+    link, a file or another user's directory that merely carries a workspace name is left
+    as it is.
+    """
+    directory = directory or tempfile.gettempdir()
+    owners = owners if owners is not None else frozenset({os.geteuid()})
+    removed = []
+    for name in stale_names(directory):
+        if not _owned_directory(directory, name, owners):
             continue
         path = os.path.join(directory, name)
         if remove_workspace(path) is None:
