@@ -86,6 +86,27 @@ def test_a_stopped_cell_keeps_the_brackets_of_its_message(
     assert "the key [redacted] was refused" in result.output
 
 
+def test_a_stopped_cell_is_one_line_however_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk stops the cell with one line naming the fix; Rich must not wrap it at the
+    console's width (80 columns off a terminal)."""
+    import errno
+
+    from econbench.runs.allo import cell
+
+    def full_disk(out: Path, **kwargs) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(out / "progress.json"))
+
+    monkeypatch.setattr(cell, "write_progress", full_disk)
+    out = tmp_path / "a-cell-directory-with-a-long-name-so-the-line-is-far-beyond-80-columns"
+    result = runner.invoke(app, [*R0, "--policy", "eager", "--quiet", "--out", str(out)])
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("stopped: ") and line.endswith(f"`econbench resume {out}`")
+    assert "No space left on device" in line and "free some disk space" in line
+
+
 def test_ctrl_c_keeps_the_episodes_and_says_how_to_continue(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

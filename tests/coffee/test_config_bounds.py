@@ -123,10 +123,14 @@ def test_an_unreadable_config_file_is_one_line(tmp_path: Path, monkeypatch) -> N
     path = tmp_path / "config.toml"
     path.write_text("[run]\ndays = 3\n")
 
-    def read_text(self, *args, **kwargs):
-        raise PermissionError(13, "Permission denied", str(self))
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "read_text", read_text)  # root reads any file: simulate it
+    def denied(file, flags, *args, **kwargs):
+        if Path(file) == path:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)  # root reads any file: simulate it
     with pytest.raises(ConfigError, match=r"cannot read config file .*Permission denied"):
         load_config(path)
 

@@ -75,6 +75,10 @@ class Fault:
     message: str = "injected fault"
     headers: dict[str, str] = field(default_factory=dict)
     """More headers of a "status" fault (e.g. ``Retry-After-Ms``)."""
+    body: Any = None
+    """What a "body" fault sends: bytes as they are, anything else as JSON."""
+    body_status: int = 200
+    """The status a "body" fault answers with (a broken reply usually comes with a 200)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -175,6 +179,8 @@ class FakeServer:
         )
         if route is None:
             route = self.match_route(method, path)
+        # Per request: a keep-alive connection reuses its handler for the next one.
+        handler.trickle_s = fault.seconds if fault and fault.kind == "trickle" else 0.0  # type: ignore[attr-defined]
         if route is None:
             self.send_json(handler, 404, {"error": {"message": f"no route {method} {path}"}})
             return
@@ -191,6 +197,9 @@ class FakeServer:
                 self.send_json(
                     handler, fault.status, self.error_body(fault.status, fault.message), headers
                 )
+                return
+            if fault.kind == "body":
+                self.send_body(handler, fault.body_status, fault.body)
                 return
             if fault.kind == "context_overflow":
                 self.send_json(handler, 400, self.context_overflow_body())
@@ -210,14 +219,33 @@ class FakeServer:
         payload: Any,
         headers: dict[str, str] | None = None,
     ) -> None:
-        data = json.dumps(payload).encode()
+        FakeServer.send_body(handler, status, payload, headers)
+
+    @staticmethod
+    def send_body(
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Answer with ``payload`` (bytes as they are, anything else as JSON); a "trickle"
+        fault on this request sends the body one byte at a time."""
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for key, value in (headers or {}).items():
             handler.send_header(key, value)
         handler.end_headers()
-        handler.wfile.write(data)
+        pause = getattr(handler, "trickle_s", 0.0)
+        if not pause:
+            handler.wfile.write(data)
+            return
+        handler.wfile.flush()
+        for i in range(len(data)):  # each byte well within any per-read timeout
+            time.sleep(pause)
+            handler.wfile.write(data[i : i + 1])
+            handler.wfile.flush()
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": "server_error", "code": status}}

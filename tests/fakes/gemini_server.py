@@ -17,6 +17,9 @@ first function call (or on the text when there is none), function call ids unles
 ``issue_call_ids`` is off, and usage in ``usageMetadata`` with implicit caching from the
 shared-prefix model of ``FakeServer``. The ``malformed_tool_json`` fault answers with finish
 reason ``MALFORMED_FUNCTION_CALL``, as Gemini does when it cannot parse the model's call.
+The ``continuation`` fault cuts the reply's text in two at the per-request token limit:
+the first half comes with finish reason ``CONTINUATION`` and a ``continuationToken``, and the
+request that sends the token back gets the rest.
 """
 
 from __future__ import annotations
@@ -108,6 +111,7 @@ class FakeGeminiServer(FakeServer):
         self._counter = 0
         #: The usageMetadata of every successful response, in order.
         self.usages: list[dict[str, Any]] = []
+        self._continued: dict[str, dict[str, Any]] = {}  # token -> the rest of a reply
 
     def match_route(self, method: str, path: str) -> str | None:
         return "handle_generate" if method == "POST" and _ROUTE.match(path) else None
@@ -146,6 +150,16 @@ class FakeGeminiServer(FakeServer):
         self, handler: BaseHTTPRequestHandler, body: dict[str, Any], fault: Fault | None
     ) -> None:
         model = _ROUTE.match(handler.path.split("?", 1)[0]).group(2)  # type: ignore[union-attr]
+        token = get(body, "continuationToken") or get(
+            get(body, "generationConfig"), "continuationToken"
+        )
+        if token is not None:
+            rest = self._continued.pop(base64.b64encode(_bytes(token) or b"").decode(), None)
+            if rest is None:
+                self.send_json(handler, 400, self.error_body(400, "unknown continuation token"))
+            else:
+                self.send_json(handler, 200, rest)
+            return
         problem = self.validate(body)
         if problem:
             self.send_json(handler, 400, self.error_body(400, problem))
@@ -195,16 +209,46 @@ class FakeGeminiServer(FakeServer):
         if usage["reasoning"]:
             meta["thoughtsTokenCount"] = usage["reasoning"]
         self.usages.append(meta)
-        self.send_json(
-            handler,
-            200,
-            {
-                "candidates": [candidate],
-                "usageMetadata": meta,
-                "modelVersion": model,
-                "responseId": f"resp-{self._counter:06d}",
-            },
-        )
+        payload = {
+            "candidates": [candidate],
+            "usageMetadata": meta,
+            "modelVersion": model,
+            "responseId": f"resp-{self._counter:06d}",
+        }
+        if fault is not None and fault.kind == "continuation":
+            payload = self._first_hop(payload)
+        self.send_json(handler, 200, payload)
+
+    def _first_hop(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The first half of a text reply, cut at the per-request limit; the rest is kept
+        for the request that sends the token back (usage is split between the hops)."""
+        candidate = payload["candidates"][0]
+        parts = candidate["content"]["parts"]
+        [text_part] = [p for p in parts if "text" in p and not p.get("thought")]
+        cut = len(text_part["text"]) // 2
+        token = base64.b64encode(f"continue-{self._counter}".encode()).decode()
+        meta = payload["usageMetadata"]
+        second = {**meta, "promptTokenCount": 0, "candidatesTokenCount": 1}
+        first = {**meta, "candidatesTokenCount": meta["candidatesTokenCount"] - 1}
+        rest_part = {**text_part, "text": text_part["text"][cut:]}
+        self._continued[token] = {
+            **payload,
+            "candidates": [{**candidate, "content": {"role": "model", "parts": [rest_part]}}],
+            "usageMetadata": second,
+        }
+        head = {"text": text_part["text"][:cut]}
+        return {
+            **payload,
+            "candidates": [
+                {
+                    **candidate,
+                    "content": {"role": "model", "parts": [head]},
+                    "finishReason": "CONTINUATION",
+                    "continuationToken": token,
+                }
+            ],
+            "usageMetadata": first,
+        }
 
     def _attach_signature(self, parts: list[dict[str, Any]]) -> None:
         calls = [p for p in parts if "functionCall" in p]

@@ -26,6 +26,8 @@ from econbench.cli import app
 from econbench.runs.experiment import load_plan, slug
 from econbench.runs.layout import read_json
 from econbench.runs.lock import RunLock, is_locked
+from econbench.runs.resume import run_status
+from econbench.runs.store import run_metadata
 from econbench.runs.sweep import SweepError, SweepOptions, prepare_sweep_dir, run_sweep
 from econbench.runs.worker import read_outcome
 
@@ -179,6 +181,63 @@ def test_a_refused_resume_is_reported_without_retrying(tmp_path) -> None:
     assert "retry" not in printed
 
 
+def error_lines(log: Path) -> list[str]:
+    return [line for line in log.read_text().splitlines() if line.startswith("error: ")]
+
+
+def test_a_refused_start_is_one_line_in_the_log_and_the_status_and_not_retried(
+    tmp_path,
+) -> None:
+    """A run directory the start refuses (a folder of someone's own files) is a refusal
+    whose message says it all: no traceback in the worker's log, no retry."""
+    plan = load_plan(coffee_experiment(tmp_path / "e.toml", policies='"heuristic"', seeds="1"))
+    out = tmp_path / "sweep"
+    prepare_sweep_dir(plan, out)
+    folder = write(out / "runs" / "roaster_A-heuristic__seed-1" / "notes.txt", "mine").parent
+    result, printed = sweep(plan, out, workers=1, retries=2)  # a worker process
+    [state] = result.entries
+    assert (result.exit_code, state.status, state.attempts) == (1, "failed", 1)
+    [error] = state.errors
+    assert "RunDirError" in error and "not a run directory" in error and "\n" not in error
+    log = out / "logs" / f"{state.id}.log"
+    assert "Traceback" not in log.read_text()
+    [line] = error_lines(log)
+    assert error.endswith(line.removeprefix("error: "))
+    assert "retry" not in printed
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_a_missing_key_at_start_is_one_line_and_not_retried(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = coffee_experiment(tmp_path / "e.toml", policies='"openai/gpt-5.5"', seeds="1")
+    plan = load_plan(path, check=False)  # skip the up-front check that names the key
+    out = tmp_path / "sweep"
+    result, _ = sweep(plan, out, workers=1, backend="inline", retries=2)
+    [state] = result.entries
+    assert (state.status, state.attempts) == ("failed", 1)
+    [error] = state.errors
+    assert "OPENAI_API_KEY" in error and "\n" not in error
+    log = out / "logs" / f"{state.id}.log"
+    assert "Traceback" not in log.read_text() and len(error_lines(log)) == 1
+
+
+def test_an_unexpected_error_keeps_its_traceback_in_the_log(tmp_path, monkeypatch) -> None:
+    from econbench.runs import worker
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("a bug\nover two lines")
+
+    monkeypatch.setattr(worker, "start_entry", bug)
+    plan = load_plan(coffee_experiment(tmp_path / "e.toml", policies='"heuristic"', seeds="1"))
+    out = tmp_path / "sweep"
+    result, _ = sweep(plan, out, workers=1, backend="inline", retries=1)
+    [state] = result.entries
+    assert (state.status, state.attempts) == ("failed", 2)  # retried: it may be transient
+    assert state.errors[-1] == "attempt 2: RuntimeError: a bug over two lines"
+    log = (out / "logs" / f"{state.id}.log").read_text()
+    assert log.count("Traceback (most recent call last)") == 2
+
+
 def test_a_run_held_by_another_process_is_left_alone(tmp_path) -> None:
     plan = load_plan(coffee_experiment(tmp_path / "e.toml", seeds="1"))
     out = tmp_path / "sweep"
@@ -205,6 +264,7 @@ def test_a_different_experiment_is_refused_with_a_diff_unless_forced(tmp_path) -
     out = tmp_path / "sweep"
     prepare_sweep_dir(load_plan(coffee_experiment(tmp_path / "e.toml", days=3)), out)
     run = write(out / "runs" / "roaster_A-passive__seed-1" / "config.json", "{}").parent
+    write(run / "meta.json", json.dumps(run_metadata("coffee", 1)))  # what marks it as a run
 
     more = load_plan(
         coffee_experiment(tmp_path / "f.toml", policies='"heuristic", "passive", "scripted"')
@@ -222,7 +282,8 @@ def test_a_different_experiment_is_refused_with_a_diff_unless_forced(tmp_path) -
     assert "~ roaster_A-passive__seed-1: config.days: 3 → 4" in message
     assert "- roaster_A-scripted__seed-1" in message
     notes = prepare_sweep_dir(longer, out, force=True)
-    assert not run.exists()  # changed: it starts again
+    assert run_status(run) == "new"  # changed: it starts again, its files removed
+    assert sorted(p.name for p in run.iterdir()) == [".lock", "meta.json"]  # still a run
     assert any("configuration changed" in n for n in notes)
     assert any("no longer in the experiment" in n for n in notes)
     assert read_json(out / "sweep.json")["entries"][0]["config"]["days"] == 4

@@ -250,6 +250,8 @@ class LLMAgent:
         }
         if output.cache_hit:  # only then, so logs of runs without a cache are unchanged
             event["cache_hit"] = True
+        if output.truncated:  # a reply larger than the harness keeps (boundary.cap_reply)
+            event["truncated"] = output.truncated
         self.on_event("model_call", event)
         return output
 
@@ -435,7 +437,8 @@ class LLMAgent:
                 "usage": output.usage.to_dict(),
                 "cost_usd": output.cost_usd,
             }
-            | ({"cache_hit": True} if output.cache_hit else {}),
+            | ({"cache_hit": True} if output.cache_hit else {})
+            | ({"truncated": output.truncated} if output.truncated else {}),
         )
         return True
 

@@ -55,13 +55,25 @@ class LLMActor:
         """The agent's reply; the runner answers every call itself, so none is left open."""
         before = len(self.events)
         reply = self.loop.run_until_complete(self.agent.arespond(inputs))
-        reply.events = [e for e in self.events[before:] if e["type"] != "model_call"]
+        reply.events = [_kept(e) for e in self.events[before:] if _worth_keeping(e)]
         return reply
 
     def retract_last(self, inputs: int) -> bool:
         """Forget the last reply and the last ``inputs`` user messages before it (the runner
         re-asks a reply without a tool call as the paper does: pruned from the context)."""
         return self.agent.retract_last(inputs)
+
+
+def _worth_keeping(event: dict[str, Any]) -> bool:
+    """A model call is in the reply's record already, except the note that it was cut."""
+    return event["type"] != "model_call" or "truncated" in event
+
+
+def _kept(event: dict[str, Any]) -> dict[str, Any]:
+    """The event as the reply's record keeps it: a cut model call as that note alone."""
+    if event["type"] != "model_call":
+        return event
+    return {"type": "reply_truncated", **event["truncated"]}
 
 
 class LLMActorFactory:

@@ -625,6 +625,8 @@ class Sandbox:
             pump = self._pump(proc, result_file, deadline) if joined is None else _Pump()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # stragglers, whatever happened
+            if cgroup is not None:
+                cgroup.kill()  # and those in a session of their own (bwrap's sandbox)
             _, status, rusage = os.wait4(proc.pid, 0)
             reaped = True
         finally:

@@ -218,18 +218,25 @@ class RunCgroup:
                 out.update(int(x) for x in _read(file).split())
         return out
 
-    def close(self) -> str | None:
-        """Kill every task left in the groups and remove them; None, or what went wrong."""
-        deadline = time.monotonic() + _KILL_WAIT_S
+    def kill(self) -> None:
+        """SIGKILL every task in the groups now (bubblewrap's sandbox is in a session of its
+        own, beyond the harness's process-group kill)."""
         for hierarchy, path in self.groups:
             if hierarchy.version == 2 and os.path.exists(os.path.join(path, "cgroup.kill")):
                 with contextlib.suppress(OSError):
                     _write(os.path.join(path, "cgroup.kill"), "1")
-        while (pids := self._pids()) and time.monotonic() < deadline:
-            for pid in pids:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.005)
+                    return
+        for pid in self._pids():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+    def close(self) -> str | None:
+        """Kill every task left in the groups and remove them; None, or what went wrong."""
+        deadline = time.monotonic() + _KILL_WAIT_S
+        self.kill()
+        while self._pids() and time.monotonic() < deadline:
+            self.kill()
+            time.sleep(0.001)
         problems = []
         for _hierarchy, path in self.groups:
             while True:
@@ -242,7 +249,7 @@ class RunCgroup:
                     if time.monotonic() >= deadline:
                         problems.append(f"{path}: {exc}")
                         break
-                    time.sleep(0.005)
+                    time.sleep(0.001)
         if problems:
             message = "could not remove the sandbox's cgroup " + "; ".join(problems)
             log.warning(message)

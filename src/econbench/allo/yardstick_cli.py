@@ -2,10 +2,13 @@
 
 Settings are checked before anything is trained or written; a bad one is a one-line
 ``error: …`` and exit code 2. torch and stable-baselines3 load only when the command runs.
+
+The command's annotations are evaluated where they are written (this module has no
+``from __future__ import annotations``): its integer options are built by the
+``int_option`` that :func:`register` is given, which typer could not find by name.
 """
 
-from __future__ import annotations
-
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +25,16 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from econbench.allo.runner import PAPER_TASKS
+
 DEFAULT_OUT = Path("runs/allo/yardstick")
+MAX_TRAINING_SEED = 2**32 - 1
+"""stable-baselines3 seeds NumPy's legacy generator with ``--seed``, which takes 32 bits."""
+MAX_BUDGET = PAPER_TASKS
+"""The yardstick plays the paper's 60-task streams: no larger budget can be spent."""
+IntOption = Callable[[int | None, int | None], dict[str, Any]]
+"""``econbench.runs.limits.int_option``: ``typer.Option`` arguments of a whole-number option
+within ``[low, high]`` (``2.0`` refused, not rounded)."""
 SHORT_HEADER = ("policy", "score", "mean", "95% CI", "1st-sight", "traps", "unused", "late")
 """Terminal columns: pooled score, per-episode mean and its CI, first-sight rate, and per
 episode the trap commits, unused budget and sighting at commit (``results.md`` has them all)."""
@@ -59,18 +71,31 @@ def results_table(results: dict[str, Any]) -> Table:
     return table
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, int_option: IntOption) -> None:
+    """Add ``yardstick`` to ``app``. ``int_option`` is the run layer's integer option, passed
+    in because this layer may not import the run layer. Lower bounds and the training limits
+    are checked by ``YardstickConfig.validate``, with its own messages."""
+    whole = int_option(None, None)
+
     @app.command("yardstick")
     def yardstick_command(
-        timesteps: Annotated[int, typer.Option(help="PPO training timesteps.")] = 300_000,
-        seed: Annotated[int, typer.Option(help="Training seed (network init, sampling).")] = 0,
+        timesteps: Annotated[int, typer.Option(help="PPO training timesteps.", **whole)] = 300_000,
+        seed: Annotated[
+            int,
+            typer.Option(
+                help="Training seed (network init, sampling).",
+                **int_option(None, MAX_TRAINING_SEED),
+            ),
+        ] = 0,
         episodes: Annotated[
-            int, typer.Option(help="Evaluation episodes: seeds --eval-seed … +N−1.")
+            int, typer.Option(help="Evaluation episodes: seeds --eval-seed … +N−1.", **whole)
         ] = 1000,
-        eval_seed: Annotated[int, typer.Option(help="First evaluation seed.")] = 0,
-        envs: Annotated[int, typer.Option(help="Parallel training envs.")] = 8,
+        eval_seed: Annotated[int, typer.Option(help="First evaluation seed.", **whole)] = 0,
+        envs: Annotated[int, typer.Option(help="Parallel training envs.", **whole)] = 8,
         cost: Annotated[float, typer.Option(help="Build charge K.")] = 0.0,
-        budget: Annotated[int, typer.Option(help="Build budget B.")] = 3,
+        budget: Annotated[
+            int, typer.Option(help="Build budget B.", **int_option(None, MAX_BUDGET))
+        ] = 3,
         bayes: Annotated[
             bool, typer.Option(help="Include the bayes baseline (its solve takes ~10 s).")
         ] = True,

@@ -68,7 +68,10 @@ def role_of(firm_id: str) -> Role:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    """No unknown keys, and no conversions: ``days = 2.0``, ``seed = true`` or ``cash = "5"``
+    in a TOML file is refused, not read as 2, 1 or 5.0 (an integer is still a float)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, strict=True)
 
 
 class RoleConfig(Strict):
@@ -147,9 +150,10 @@ class EconomyConfig(Strict):
     demand_noise_sd: KgRate = 0.5
     demand_cap_per_80: float = Field(130.0, gt=0, le=MAX_KG, allow_inf_nan=False)
     """The pool is capped at f · demand_cap_per_80 · d0 / 80 (docs/coffeebench.md §7, step 3)."""
-    festival_days: tuple[Day, Day] = (40, 53)
+    # A pair is a list in TOML and JSON: the pair is converted, its numbers stay strict.
+    festival_days: tuple[Day, Day] = Field((40, 53), strict=False)
     festival_factor: Factor = 3.0
-    loyalty_range: tuple[Factor, Factor] = (0.85, 1.15)
+    loyalty_range: tuple[Factor, Factor] = Field((0.85, 1.15), strict=False)
 
     ship_loss_prob: Share = 0.015
     ship_delay_prob: Share = 0.07
@@ -214,21 +218,30 @@ class EconomyConfig(Strict):
         return (self.day_end_minute - self.day_start_minute) // self.minutes_per_tool
 
 
+DEFAULT_BACKGROUND = "bargaining"
+"""The offline background of every firm no config names (``policies.bargaining``); runs
+record it in their config, so an old run (``negotiating``) reads as what it was."""
+
+
 class WorldConfig(Strict):
     """One CoffeeBench world: seed, length, who plays each firm, and the economy."""
 
     seed: int = Field(0, ge=0, le=MAX_SEED)
     days: int = Field(90, ge=1, le=MAX_DAYS)
-    agents: dict[str, str] = {"default": "negotiating", FOCAL_FIRM: "heuristic"}
+    agents: dict[str, str] = {"default": DEFAULT_BACKGROUND, FOCAL_FIRM: "heuristic"}
     """Who plays each firm: a scripted policy's name, or a model's (``provider/model``),
-    whose policy the run layer builds. The offline background is the negotiating one (hidden
-    valuations, bids below asks, counters, messages); ``scripted`` is the earlier one."""
+    whose policy the run layer builds. The offline background is the bargaining one (prices
+    set by each firm's market and its concession schedule, counters, messages);
+    ``negotiating`` (hidden valuations a proposer can bisect) and ``scripted`` are the
+    earlier ones, kept by name for old results."""
     prompts: dict[str, str] = {}
     """Per firm, the system-prompt variant of a model-driven agent (standard, revenue_pressure)."""
     economy: EconomyConfig = EconomyConfig()
 
     @model_validator(mode="after")
     def _check_agents(self) -> WorldConfig:
+        if "default" not in self.agents:  # recorded, so a run's config names its background
+            self.agents = {"default": DEFAULT_BACKGROUND, **self.agents}
         for key in self.agents:
             if key != "default" and key not in FIRMS:
                 raise ValueError(
@@ -246,7 +259,7 @@ class WorldConfig(Strict):
         return self
 
     def policy_for(self, firm_id: str) -> str:
-        return self.agents.get(firm_id) or self.agents.get("default", "negotiating")
+        return self.agents.get(firm_id) or self.agents.get("default", DEFAULT_BACKGROUND)
 
 
 def is_model(name: str) -> bool:

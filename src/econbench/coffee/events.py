@@ -170,7 +170,8 @@ class ToolCall(Event):
 @event("model_call")
 class ModelCall(Event):
     """A model replied to an LLM agent: its text, calls, usage and cost (``cache_hit`` only
-    when the reply came from a response cache)."""
+    when the reply came from a response cache, ``truncated`` only when the reply was larger
+    than the harness keeps: its ``original_bytes``, ``kept_bytes`` and the ``parts`` cut)."""
 
     firm: str
     model: str
@@ -182,6 +183,7 @@ class ModelCall(Event):
     usage: dict[str, Any]
     cost_usd: float | None
     cache_hit: bool | Absent = ABSENT
+    truncated: dict[str, Any] | Absent = ABSENT
 
 
 @event("model_retry")
@@ -211,6 +213,7 @@ class Compaction(Event):
     usage: dict[str, Any]
     cost_usd: float | None
     cache_hit: bool | Absent = ABSENT
+    truncated: dict[str, Any] | Absent = ABSENT
 
 
 # ------------------------------------------------------------------ the market

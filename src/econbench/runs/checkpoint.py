@@ -7,6 +7,11 @@ append-only log, the byte length of its complete lines at that moment and the SH
 that prefix; a resume checks the prefix is still there, unchanged, then cuts the log back to
 it, so the events of a tick that was in flight when the process died are dropped and redone.
 
+The head also says whether the checkpoint is the run's last (``final``: :func:`is_final`) and,
+for a run that records its model calls, what ``record.sqlite`` held
+(``econbench.agents.models.record.CallRecord.seal``), so a resume notices a record that was
+deleted, emptied or replaced after the checkpoint.
+
 Everything a resume relies on is covered by one digest: the head (config, log lengths and
 hashes, whatever else the benchmark records) and the SHA-256 of the state, which is written
 last, as raw JSON text, so its hash can be checked on the exact bytes. The digest detects
@@ -16,6 +21,7 @@ recompute it), which is why a resume also re-checks the benchmark's own identiti
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -46,17 +52,26 @@ def write_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     Written through a plain file descriptor, encoded piece by piece (``_utf8_pieces``): a
     run replaces its checkpoint, over half a megabyte, at every day's end."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    # A fresh file, never through a link planted at the temporary name: a stale one (a
+    # crash's, or a link) is unlinked, which removes the name and not what it points to.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
     try:
-        for piece in _utf8_pieces(text):
-            data = memoryview(piece)
-            while data:
-                data = data[os.write(fd, data) :]
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            for piece in _utf8_pieces(text):
+                data = memoryview(piece)
+                while data:
+                    data = data[os.write(fd, data) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # a full disk: the old file stays, the torn one goes
+            os.unlink(tmp)
+        raise
 
 
 def _utf8_pieces(text: str) -> Iterator[bytes]:
@@ -215,6 +230,14 @@ def read_checkpoint(run_dir: Path, benchmark: str) -> dict[str, Any] | None:
     return data
 
 
+def is_final(checkpoint: dict[str, Any]) -> bool:
+    """Whether a verified checkpoint was written at the run's end (its ``final`` flag): what
+    tells a completed run from an interrupted one, since a ``summary.json`` is a file anyone
+    can leave behind. A checkpoint written before the flag existed counts as final, so an
+    older run keeps the status its summary gives it."""
+    return checkpoint.get("final", True) is True
+
+
 def _verify_state(path: Path, raw: bytes, head: dict[str, Any]) -> None:
     size = head.get("state_bytes")
     if not isinstance(size, int) or size < 0 or size + len(_STATE_KEY) + 1 > len(raw):
@@ -273,3 +296,38 @@ def cut_log(path: Path, length: int) -> None:
         return
     with path.open("r+b") as fh:
         fh.truncate(length)
+
+
+def record_seal(wrap: Any, path: Path) -> dict[str, Any] | None:
+    """What a checkpoint records of the run's call record at ``path``
+    (``CallRecord.seal``), or ``None`` when ``wrap`` keeps no record there. Read from the
+    record ``wrap`` has open, or from the file while it has not opened it yet (a resumed
+    cell before its first model call)."""
+    record = getattr(wrap, "record", None)
+    if record is not None and _same_file(getattr(record, "path", None), path):
+        return record.seal()
+    if not _same_file(getattr(wrap, "record_path", None), path):
+        return None
+    from econbench.agents.models.record import seal_file
+
+    return seal_file(path)
+
+
+def _same_file(a: Any, b: Path) -> bool:
+    return a is not None and Path(a).resolve() == Path(b).resolve()
+
+
+def check_record(path: Path, seal: Any) -> None:
+    """Refuse (``RunFileError``, one line) to resume a run whose record at ``path`` no longer
+    holds the model calls its checkpoint sealed (``seal``; ``None``: none was kept). Reads
+    only: cutting what came after is ``restore_to_seal``'s, once everything is checked."""
+    if seal is None:
+        return
+    from econbench.agents.models.record import RecordError, restore_to_seal
+
+    try:
+        restore_to_seal(path, seal, cut=False)
+    except RecordError as exc:
+        raise RunFileError(str(exc)) from None
+    except OSError as exc:
+        raise RunFileError(exc.strerror or str(exc)) from None

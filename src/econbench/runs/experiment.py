@@ -13,7 +13,7 @@ CoffeeBench::
     base = "../coffee/offline.toml"         # a RunConfig file; paths are relative to this file
     days = 10                               # overrides base and variants
     [agents]                                # fixed for every entry (not in the ids)
-    default = "negotiating"
+    default = "bargaining"
     [matrix]
     roaster_A = ["heuristic", "openai/gpt-5.5"]        # any firm, or "default", is an axis
     variants = ["default", "../coffee/variants/risky_shipping.toml"]
@@ -45,14 +45,20 @@ Entry ids are readable slugs built from the entry's own matrix values
 the existing entries. An id that would be too long, or would collide with another, gets a
 short hash of its values. The ``label`` is the id without the seed: the configuration's name
 that reports group runs by.
+
+Limits (``econbench.runs.limits``, shared with the command-line options): a file of at most
+1 MiB, read only if it is a regular file; at most ``MAX_ENTRIES`` entries, counted from the
+axes' lengths before any entry is built; numbers of the right type only (``days = 2.0`` and
+``episodes = true`` are refused, not converted).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
-import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,16 +68,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from econbench.agents.models.registry import ModelSettings
 from econbench.runs.benchmark import BENCHMARKS, get_benchmark
 from econbench.runs.layout import Benchmark
+from econbench.runs.limits import MAX_ENTRIES, MAX_SEED
+from econbench.runs.user_files import UserFileError, read_user_toml
 
 MAX_ID_CHARS = 100
 """Longer ids are cut and get a hash: a path component must stay well under 255 bytes."""
-MAX_ENTRIES = 100_000
-MAX_COST = 1_000_000.0
-"""An AlloBench build charge beyond any possible collection; larger values are a typo."""
-MAX_SEED = 2**63 - 1
-"""Seeds are stored as 64-bit integers (JSON readers, SQLite)."""
-MAX_BUDGET = 1_000
-"""An AlloBench build budget beyond the stream's length is a typo."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 SEP = "__"
 
@@ -84,7 +85,10 @@ class ExperimentError(ValueError):
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """No unknown keys and no conversions: ``days = 2.0`` or ``episodes = true`` is refused,
+    not read as 2 or 1 (an integer is still a float)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def seed_list(value: Any) -> tuple[int, ...] | None:
@@ -229,13 +233,9 @@ def format_errors(exc: ValidationError) -> str:
 def read_experiment(path: Path) -> Experiment:
     """Parse and validate the file's schema (files it names are read by :func:`expand`)."""
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ExperimentError(f"experiment file not found: {path}") from None
-    except IsADirectoryError:
-        raise ExperimentError(f"{path} is a directory, not an experiment file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ExperimentError(f"{path} is not valid TOML: {exc}") from None
+        raw = read_user_toml(path, "experiment file")
+    except UserFileError as exc:
+        raise ExperimentError(str(exc)) from None
     bench = raw.get("benchmark")
     if bench not in BENCHMARKS:
         got = "missing" if bench is None else repr(bench)
@@ -266,6 +266,17 @@ def check_plan(plan: Plan) -> None:
     """Check every entry as its run would check it before starting: policy and model
     names, then API keys (one error listing every variable to set)."""
     get_benchmark(plan.benchmark).check(plan.entries, plan.source)
+
+
+def check_matrix_size(axes: Iterable[int], source: Path, what: str) -> None:
+    """Refuse a matrix of more than ``MAX_ENTRIES`` entries from its axes' lengths alone,
+    before a single entry is built (60 million of them would take minutes and gigabytes)."""
+    count = math.prod(axes)
+    if count > MAX_ENTRIES:
+        raise ExperimentError(
+            f"{source}: the matrix expands to {count:,} {what}, more than the {MAX_ENTRIES:,} "
+            "one experiment may hold; shorten its axes or split it into several experiments"
+        )
 
 
 # --------------------------------------------------------------------------- ids

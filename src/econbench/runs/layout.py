@@ -13,6 +13,10 @@ request and response).
 
 A **sweep** directory holds ``sweep.json`` (the expanded matrix) and one run directory per
 entry under ``runs/``.
+
+:data:`RUN_FILES` lists every name the run layer writes into a run directory: ``--overwrite``
+removes those and nothing else, and only in a directory whose ``meta.json`` says it is a run
+(:func:`is_run_meta`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,17 @@ RECORD = "record.sqlite"
 LOCK = ".lock"
 SWEEP = "sweep.json"
 SWEEP_RUNS = "runs"
+TMP_SUFFIX = ".tmp"
+"""A whole-file document is written to ``NAME.tmp``, then renamed to ``NAME``."""
+RECORD_SIDECARS = tuple(f"{RECORD}-{part}" for part in ("journal", "wal", "shm"))
+"""The files SQLite keeps beside ``record.sqlite`` while it is open (or after a crash)."""
+RUN_LOGS = (EVENTS, DAILY, EPISODES)
+"""The append-only logs of either benchmark."""
+RUN_FILES = frozenset(
+    {CONFIG, META, SUMMARY, CHECKPOINT, PROGRESS, RECORD, *RUN_LOGS, *RECORD_SIDECARS}
+    | {name + TMP_SUFFIX for name in (CONFIG, META, SUMMARY, CHECKPOINT, PROGRESS)}
+)
+"""Every file the run layer writes into a run directory, besides its ``.lock``."""
 
 Benchmark = Literal["coffee", "allo"]
 
@@ -45,6 +60,17 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+
+
+def is_run_meta(data: Any) -> bool:
+    """Whether ``data`` (a parsed ``meta.json``) is the metadata of an econbench run: the
+    marker that tells a run directory from any other."""
+    return (
+        isinstance(data, dict)
+        and data.get("benchmark") in ("coffee", "allo")
+        and isinstance(data.get("schema_version"), int)
+        and not isinstance(data.get("schema_version"), bool)
+    )
 
 
 def benchmark_of(run_dir: Path) -> Benchmark | None:

@@ -14,6 +14,9 @@ A run played by a custom policy (a Python object, recorded as ``custom:<qualifie
 is refused: only the models are in the record, and the custom player cannot be rebuilt from
 the run directory.
 
+A record that no longer holds the calls the run's checkpoint sealed (emptied, cut or swapped
+after the run) is refused before anything is played, with a message that says so.
+
 AlloBench's R3 sandbox records ``wall_s`` fields that measure time; they are left out of the
 comparison, and the result says so.
 """
@@ -31,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from econbench.agents.models.base import FatalModelError
-from econbench.agents.models.record import RecordError
+from econbench.agents.models.record import RecordError, RecordStorageError
 from econbench.agents.models.registry import (
     SCRIPTED,
     MissingKeyError,
@@ -44,6 +47,7 @@ from econbench.agents.models.registry import (
     unregister_scripted,
 )
 from econbench.runs.benchmark import get_benchmark
+from econbench.runs.checkpoint import RunFileError, check_record, read_checkpoint
 from econbench.runs.layout import CONFIG, RECORD, load_ref, read_json
 from econbench.runs.resume import custom_players
 
@@ -207,7 +211,25 @@ def _prepare(run_dir: Path, out: Path) -> tuple[str, Path]:
         raise ReplayError("--out must be a new directory, not the run being replayed")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReplayError(f"--out {out} already exists and is not an empty directory")
+    _check_sealed(run_dir, ref.benchmark, record)
     return ref.benchmark, record
+
+
+def _check_sealed(run_dir: Path, benchmark: str, record: Path) -> None:
+    """Refuse a record that no longer holds the calls the run's checkpoint sealed (emptied,
+    cut or replaced after the run): its replay would diverge for want of them, far from
+    the cause. A run whose checkpoint is missing or damaged is not checked (the replay
+    needs only its config and its record)."""
+    try:
+        checkpoint = read_checkpoint(run_dir, benchmark)
+    except RunFileError:
+        return
+    if checkpoint is None:
+        return
+    try:
+        check_record(record, checkpoint.get("record"))
+    except RunFileError as exc:
+        raise ReplayError(f"cannot replay {run_dir}: {exc}") from None
 
 
 def replay_run(run_dir: Path, out: Path, *, strict: bool = True) -> ReplayOutcome:
@@ -223,6 +245,8 @@ def replay_run(run_dir: Path, out: Path, *, strict: bool = True) -> ReplayOutcom
         stopped = bench.replay(config, record, out, strict)
     except (ValidationError, ModelConfigError, RecordError) as exc:
         raise ReplayError(f"cannot replay {run_dir}: {_one_line(exc)}") from None
+    except RecordStorageError as exc:  # the record is locked by another process
+        raise ReplayError(f"cannot replay {run_dir}: {exc.strerror or exc}") from None
     difference = first_difference(run_dir / log, out / log, drop)
     ignored = tuple(sorted(drop)) if drop and _mentions(run_dir / log, drop) else ()
     return ReplayOutcome(benchmark, out, log, difference, stopped, ignored)

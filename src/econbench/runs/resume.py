@@ -20,13 +20,12 @@ from typing import Any
 
 from econbench import __version__
 from econbench.runs.benchmark import ProgressFn, ResumeError, get_benchmark
+from econbench.runs.checkpoint import RunFileError, is_final, read_checkpoint
 from econbench.runs.layout import (
     CHECKPOINT,
     CONFIG,
-    DAILY,
-    EPISODES,
-    EVENTS,
     META,
+    RUN_LOGS,
     SUMMARY,
     benchmark_of,
     read_json,
@@ -38,6 +37,7 @@ __all__ = [
     "CUSTOM_PREFIX",
     "ResumeError",
     "check_version",
+    "completed_by",
     "custom_name",
     "custom_players",
     "custom_refusal",
@@ -103,7 +103,9 @@ def run_status(run_dir: Path) -> str:
     its lock).
 
     A run whose files are damaged is ``interrupted`` too: resuming it says what is wrong
-    (never silently starting it over, which would throw away what it played).
+    (never silently starting it over, which would throw away what it played). So is one
+    whose summary says ``completed`` but whose checkpoint is not its last
+    (:func:`completed_by`).
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -114,9 +116,26 @@ def run_status(run_dir: Path) -> str:
     if bench is None or not ((run_dir / CONFIG).exists() or (run_dir / CHECKPOINT).exists()):
         return "new"
     summary = read_json(run_dir / SUMMARY)
-    if isinstance(summary, dict):
-        return "stopped" if summary.get("status") == "stopped" else "completed"
-    return "interrupted"
+    if not isinstance(summary, dict):
+        return "interrupted"
+    if summary.get("status") == "stopped":
+        return "stopped"
+    try:
+        checkpoint = read_checkpoint(run_dir, bench)
+    except RunFileError:
+        return "interrupted"  # resuming it says what is wrong
+    return "completed" if completed_by(checkpoint, run_dir) else "interrupted"
+
+
+def completed_by(checkpoint: dict[str, Any] | None, run_dir: Path) -> bool:
+    """Whether a run whose ``summary.json`` says it completed did: its verified checkpoint
+    (``checkpoint``, read from ``run_dir``) must be its final one. A summary alone is a file
+    anyone can leave (copied from another run, restored from a backup); trusted alone, it
+    would make an interrupted run look finished, and a sweep skip it. Without a checkpoint,
+    a run that never played (``holds_unplayed_run``) did not complete either."""
+    if checkpoint is None:
+        return not holds_unplayed_run(run_dir, RUN_LOGS)
+    return is_final(checkpoint)
 
 
 def resume_run(
@@ -139,7 +158,7 @@ def resume_run(
     if status == "running":
         raise ResumeError(f"{run_dir} is being written by another live process")
     if status == "new":
-        if any(run_dir.iterdir()) and holds_unplayed_run(run_dir, (EVENTS, DAILY, EPISODES)):
+        if any(run_dir.iterdir()) and holds_unplayed_run(run_dir, RUN_LOGS):
             bench = benchmark_of(run_dir) or "coffee|allo"
             raise ResumeError(
                 f"{run_dir} holds no run that can be resumed: it was killed before it wrote "

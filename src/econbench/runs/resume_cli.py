@@ -12,12 +12,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from econbench.agents.models.base import ModelError
 from econbench.agents.models.errors import ModelConfigError
-from econbench.coffee.config import ConfigError
+from econbench.coffee.config import MAX_DAYS, ConfigError
 from econbench.runs.benchmark import ResumeError, StoppedError, get_benchmark
 from econbench.runs.checkpoint import RunFileError
 from econbench.runs.layout import benchmark_of
+from econbench.runs.limits import int_option
 from econbench.runs.lock import RunLockedError
 from econbench.runs.resume import resume_run, run_status
+from econbench.runs.store import storage_stop
 
 
 def _fail(message: str) -> typer.Exit:
@@ -50,7 +52,11 @@ def register(app: typer.Typer) -> None:
             typer.Option("--config", help="CoffeeBench: a changed config (needs --force)."),
         ] = None,
         days: Annotated[
-            int | None, typer.Option(help="CoffeeBench: change the horizon (needs --force).")
+            int | None,
+            typer.Option(
+                help="CoffeeBench: change the horizon (needs --force).",
+                **int_option(1, MAX_DAYS),
+            ),
         ] = None,
         agent: Annotated[
             list[str],
@@ -111,7 +117,13 @@ def register(app: typer.Typer) -> None:
         except RunLockedError as exc:
             raise _fail(str(exc)) from None
         except (StoppedError, ModelError) as exc:
-            console.print(f"[bold red]stopped:[/] {escape(str(exc))}", highlight=False)
+            console.print(
+                f"[bold red]stopped:[/] {escape(str(exc))}", soft_wrap=True, highlight=False
+            )
+            raise typer.Exit(code=1) from None
+        except OSError as exc:  # the run layer stops on these itself; this is the backstop
+            message = escape(storage_stop(run_dir, exc))
+            console.print(f"[bold red]stopped:[/] {message}", soft_wrap=True, highlight=False)
             raise typer.Exit(code=1) from None
         except KeyboardInterrupt:
             console.print(

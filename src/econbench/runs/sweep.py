@@ -27,10 +27,9 @@ cost limit, or runs held by another process); 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,7 +48,7 @@ from rich.table import Table
 
 from econbench import __version__
 from econbench.runs.experiment import Plan
-from econbench.runs.layout import PROGRESS, SUMMARY, SWEEP, SWEEP_RUNS, read_json
+from econbench.runs.layout import META, PROGRESS, RUN_LOGS, SUMMARY, SWEEP, SWEEP_RUNS, read_json
 from econbench.runs.store import write_json
 from econbench.runs.worker import (
     EXIT_LOCKED,
@@ -177,10 +176,10 @@ def prepare_sweep_dir(
     """Create or reuse ``sweep_dir`` for ``plan`` and write ``sweep.json``; returns notes.
 
     A directory written by a different experiment is refused with the differences, unless
-    ``force``: then runs whose configuration changed start again from scratch, unchanged
-    ones are kept, and entries no longer in the experiment are left on disk.
+    ``force``: then runs whose configuration changed start again from scratch (only their
+    run files are removed: :func:`restart_runs`), unchanged ones are kept, and entries no
+    longer in the experiment are left on disk.
     """
-    from econbench.runs.lock import is_locked
     from econbench.runs.store import RunDirError, check_out_dir
 
     try:
@@ -207,17 +206,13 @@ def prepare_sweep_dir(
                 + "\nChoose another --out, or pass --force to adopt this experiment (runs "
                 "whose configuration changed start again from scratch; the others are kept)."
             )
-        for entry_id in sorted(changed):
-            run_dir = run_dir_of(sweep_dir, entry_id, runs_dir)
-            if not run_dir.exists():
-                continue
-            if is_locked(run_dir):
-                raise SweepError(
-                    f"{run_dir} changed configuration but another process is still writing "
-                    "it; stop that process first"
-                )
-            shutil.rmtree(run_dir)
-            notes.append(f"{entry_id}: configuration changed; starting it again")
+        dirs = {entry_id: run_dir_of(sweep_dir, entry_id, runs_dir) for entry_id in changed}
+        cleared = set(restart_runs(dirs.values()))
+        notes += [
+            f"{entry_id}: configuration changed; starting it again"
+            for entry_id, run_dir in sorted(dirs.items())
+            if run_dir in cleared
+        ]
         dropped = sorted({e["id"] for e in old.get("entries", [])} - {e.id for e in plan.entries})
         if dropped:
             notes.append(
@@ -228,6 +223,72 @@ def prepare_sweep_dir(
     (sweep_dir / runs_dir).mkdir(parents=True, exist_ok=True)
     write_json(sweep_dir / SWEEP, new)
     return notes
+
+
+def restart_runs(run_dirs: Iterable[Path]) -> list[Path]:
+    """Make the runs in ``run_dirs`` start again from scratch (``--force`` for a changed
+    entry, ``allo sweep --overwrite``); returns the directories whose run files were removed.
+
+    Every directory is checked before any is touched (:func:`_check_restart`), so one
+    refusal (``SweepError``, one line) leaves them all as they were."""
+    to_clear = [run_dir for run_dir in run_dirs if _check_restart(run_dir)]
+    for run_dir in to_clear:
+        _clear_run(run_dir)
+    return to_clear
+
+
+def _check_restart(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run's files to remove before it starts again. Refuses
+    (``SweepError``) a run another live process is writing, and what ``--overwrite`` may
+    not replace (``check_new_run_dir``): a folder that is not a run, a symbolic link."""
+    from econbench.runs.lock import is_locked
+
+    if is_locked(run_dir):
+        raise SweepError(
+            f"{run_dir} must start again but another process is still writing it; stop that "
+            "process first"
+        )
+    return _replaceable(run_dir)
+
+
+def _replaceable(run_dir: Path) -> bool:
+    from econbench.runs.store import RunDirError, check_new_run_dir
+
+    try:
+        return check_new_run_dir(run_dir, overwrite=True, logs=RUN_LOGS)
+    except RunDirError as exc:
+        raise SweepError(f"cannot start {run_dir} again: {exc}") from None
+
+
+def _clear_run(run_dir: Path) -> None:
+    """Remove, under the run's lock, the files the run layer wrote in ``run_dir``
+    (``clear_run_files``: none of the user's, nothing through a symbolic link). Its
+    ``meta.json`` is written back, so the directory stays marked as a run, one killed as it
+    started: the fresh start that follows writes beside the user's files, as ``--overwrite``
+    does, where a folder of someone's files alone would be refused."""
+    from econbench.runs.lock import RunLock, RunLockedError
+    from econbench.runs.store import RunDirError, clear_run_files, is_run, os_error_text
+
+    lock = RunLock(run_dir)
+    try:
+        lock.acquire()
+    except (RunDirError, RunLockedError) as exc:
+        raise SweepError(f"cannot start {run_dir} again: {exc}") from None
+    try:
+        if not _replaceable(run_dir):  # again, now that no other process can change it
+            return
+        meta = read_json(run_dir / META) if is_run(run_dir) else None
+        clear_run_files(run_dir)
+        if meta is not None:
+            write_json(run_dir / META, meta)
+    except SweepError:
+        lock.discard()
+        raise
+    except (RunDirError, OSError) as exc:
+        text = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+        raise SweepError(f"cannot start {run_dir} again: {text}") from None
+    finally:
+        lock.release()
 
 
 # --------------------------------------------------------------------------- run files

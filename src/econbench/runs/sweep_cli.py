@@ -14,6 +14,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from econbench.runs.limits import int_option
+
 if TYPE_CHECKING:
     from econbench.runs.cost_estimate import PlanEstimate
     from econbench.runs.experiment import Plan
@@ -132,9 +134,12 @@ def sweep_command(
         Path | None,
         typer.Option(help="Sweep directory (default: the file's 'out', else runs/sweeps/NAME)."),
     ] = None,
-    workers: Annotated[int, typer.Option(help="Runs at once.")] = 4,
+    workers: Annotated[int, typer.Option(help="Runs at once.", **int_option())] = 4,
     retries: Annotated[
-        int, typer.Option(help="Attempts after the first for a failing run (each resumes).")
+        int,
+        typer.Option(
+            help="Attempts after the first for a failing run (each resumes).", **int_option()
+        ),
     ] = 2,
     cost_limit: Annotated[
         float | None,

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from econbench.runs.limits import int_option
 from econbench.runs.viewer import Catalog, ViewerPathError, ViewerServer
 
 
@@ -24,7 +25,7 @@ def view_command(
         ),
     ],
     port: Annotated[
-        int, typer.Option(help="Port on 127.0.0.1 (0: pick a free one).", min=0, max=65535)
+        int, typer.Option(help="Port on 127.0.0.1 (0: pick a free one).", **int_option(0, 65535))
     ] = 0,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the page in the default browser.")

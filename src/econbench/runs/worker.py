@@ -28,18 +28,23 @@ from pathlib import Path
 from typing import Any
 
 from econbench.agents.models.base import ModelError
+from econbench.agents.models.errors import ModelConfigError
 from econbench.runs.benchmark import ResumeError, StoppedError, get_benchmark
 from econbench.runs.experiment import Entry
 from econbench.runs.layout import SWEEP, SWEEP_RUNS, read_json
 from econbench.runs.lock import RunLockedError
 from econbench.runs.resume import resume_run, run_status
+from econbench.runs.store import RunDirError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_LOCKED = 3
 EXIT_REFUSED = 4
-"""The run cannot be resumed as it is (a changed config or version): retrying is useless."""
+"""The run cannot be started or resumed as it is (a changed config or version, a directory
+that cannot hold it, a model's missing key or bad settings): retrying is useless."""
+REFUSALS = (ResumeError, RunDirError, ModelConfigError)
+"""What a refused start or resume raises: its message says what to do, in one line."""
 NOT_RETRIED = frozenset({EXIT_USAGE, EXIT_REFUSED})
 OUTCOME_TAG = "econbench-sweep-outcome:"
 LOGS = "logs"
@@ -98,8 +103,9 @@ def start_entry(entry: Entry, run_dir: Path, cache: Path | None) -> dict[str, An
 def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcome:
     """Bring one entry to completion if it can be: skip, resume or start it.
 
-    Never raises for a failing run: the error is in the outcome (and the traceback of an
-    unexpected one is printed, so it lands in the worker's log).
+    Never raises for a failing run: the error is in the outcome, one line. Only an
+    unexpected error's traceback is printed (it lands in the worker's log); a refusal or a
+    model failure says all there is in its message.
     """
     entry, run_dir = load_entry_and_dir(sweep_dir, entry_id)
     status = run_status(run_dir)
@@ -116,12 +122,12 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
             start_entry(entry, run_dir, cache)
     except RunLockedError as exc:
         return Outcome(EXIT_LOCKED, "locked", str(exc))
-    except ResumeError as exc:
-        return Outcome(EXIT_REFUSED, action, f"ResumeError: {exc}")
+    except REFUSALS as exc:
+        return Outcome(EXIT_REFUSED, action, error_line(exc))
     except Exception as exc:
         if not _expected(exc):
             traceback.print_exc()
-        return Outcome(EXIT_FAILED, action, f"{type(exc).__name__}: {exc}")
+        return Outcome(EXIT_FAILED, action, error_line(exc))
     if run_status(run_dir) != "completed":
         return Outcome(EXIT_FAILED, action, "the run ended without completing")
     print(f"{_now()} completed {entry.id}", flush=True)
@@ -131,6 +137,11 @@ def execute(sweep_dir: Path, entry_id: str, cache: Path | None = None) -> Outcom
 def _expected(exc: Exception) -> bool:
     """Failures whose message says it all (a model failing beyond its retries)."""
     return isinstance(exc, StoppedError | ModelError)
+
+
+def error_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, as the worker's log and the sweep's status show it."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 def _now() -> str:

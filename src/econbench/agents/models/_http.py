@@ -13,16 +13,23 @@ so the providers cannot drift apart:
 - ``is_context_overflow``: whether an error says the prompt no longer fits the window (the
   union of what OpenAI, the compatible servers, Anthropic and Gemini send), so the agent
   compacts instead of the run stopping.
+- ``base_url_problem``: why a base URL cannot work (``http://[::1``, a port past 65535, no
+  scheme), checked before a run starts, so that it is one configuration error naming the
+  setting instead of an SDK's traceback.
 """
 
 from __future__ import annotations
 
 import email.utils
 import math
+import os
 import re
 import time
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
+
+from econbench.agents.models.errors import ModelConfigError
 
 REDACTED = "[redacted]"
 
@@ -142,3 +149,52 @@ def is_context_overflow(status: int | None, message: str, code: str | None = Non
     if status is not None and status not in OVERFLOW_STATUS:
         return False
     return bool(_OVERFLOW_TEXT.search(f"{message} {code or ''}"))
+
+
+# --------------------------------------------------------------------------- base URLs
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a provider's base URL (a short phrase), or ``None``.
+
+    Checked with the standard parser and with the one the SDKs use (``httpx2``, imported
+    only here: a scripted run never needs it), so whatever passes is what they accept.
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    import httpx2
+
+    try:
+        httpx2.URL(url)
+    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
+        return str(exc)
+    return None
+
+
+def checked_base_url(name: str, url: str | None, source: str) -> str | None:
+    """``url`` (from ``source``: a variable's name, or ``base_url``) if it can work, else the
+    one-line ``ModelConfigError`` naming ``source`` and what to set; ``None`` passes."""
+    if not url:
+        return url
+    problem = base_url_problem(url)
+    if problem is None:
+        return url
+    shown = redact(url if len(url) <= 80 else url[:80] + "…")
+    raise ModelConfigError(
+        f"{name}: {source}={shown!r} is not a usable URL ({problem}); set it to an http(s) "
+        "URL such as http://127.0.0.1:8000/v1, or unset it"
+    )
+
+
+def check_sdk_base_url(name: str, base_url: str | None, var: str) -> None:
+    """Check the base URL an SDK client will use: ``base_url``, else the variable ``var`` it
+    reads by itself (a provider built directly, not through the registry)."""
+    if base_url:
+        checked_base_url(name, base_url, "base_url")
+    else:
+        checked_base_url(name, os.environ.get(var, "").strip(), var)

@@ -26,27 +26,39 @@ Why it looks the way it does:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from typing import Any
 
 import anthropic
 
-from econbench.agents.models._http import is_context_overflow, redact, retry_after_seconds
+from econbench.agents.models._http import (
+    check_sdk_base_url,
+    is_context_overflow,
+    redact,
+    retry_after_seconds,
+)
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
     FatalModelError,
     GenerateConfig,
+    ModelError,
     ModelOutput,
     ModelProvider,
     TransientModelError,
     Usage,
 )
-from econbench.agents.models.boundary import checked_output, token_count, total_count
+from econbench.agents.models.boundary import (
+    checked_output,
+    json_object,
+    reply_guard,
+    token_count,
+    total_count,
+    unreadable,
+)
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.agents.untrusted import bounded_arguments, dump_text
+from econbench.agents.untrusted import bounded_arguments, dump_text, tool_name
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +74,19 @@ _CACHE = {"type": "ephemeral"}
 _ID_OK = re.compile(r"[^a-zA-Z0-9_-]")
 _MISSING_RESULT = "No result was recorded for this tool call."
 _TRANSIENT_STATUS = {408, 409, 429, 499, 529}
+#: The HTTP status each documented error type comes with, for an error sent in a 200 body.
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 class AnthropicProvider(ModelProvider):
@@ -86,6 +111,8 @@ class AnthropicProvider(ModelProvider):
             "max_retries": 0,
         }
         self._owns_client = client is None
+        if client is None:
+            check_sdk_base_url(self.name, base_url, "ANTHROPIC_BASE_URL")
         self.client = client or anthropic.AsyncAnthropic(**self._client_args)
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._api_key = api_key or getattr(self.client, "api_key", None)
@@ -114,16 +141,17 @@ class AnthropicProvider(ModelProvider):
     ) -> ModelOutput:
         """One Messages API call; SDK errors come out as our three error classes."""
         request = self.build_request(messages, tools, config)
-        try:
-            client = self._loop_client()
-            response = await client.messages.create(**request, timeout=config.timeout_s)
-        except anthropic.AnthropicError as exc:
-            raise self._map_error(exc) from None
-        except TypeError as exc:  # the SDK's "could not resolve authentication method"
-            if "authentication" in str(exc).lower():
-                raise FatalModelError(f"{self.name}: no Anthropic API key: {exc}") from None
-            raise
-        return self.parse_response(response)
+        async with reply_guard(self.name, config.timeout_s, self._clean):
+            try:
+                client = self._loop_client()
+                response = await client.messages.create(**request, timeout=config.timeout_s)
+            except anthropic.AnthropicError as exc:
+                raise self._map_error(exc) from None
+            except TypeError as exc:  # the SDK's "could not resolve authentication method"
+                if "authentication" in str(exc).lower():
+                    raise FatalModelError(f"{self.name}: no Anthropic API key: {exc}") from None
+                raise
+            return self.parse_response(response)
 
     # --------------------------------------------------------------- request
     def build_request(
@@ -181,39 +209,64 @@ class AnthropicProvider(ModelProvider):
 
     # -------------------------------------------------------------- response
     def parse_response(self, response: Any) -> ModelOutput:
-        """Normalise a ``Message``: text, tool calls, thinking, usage, replay data."""
+        """Normalise a ``Message`` (or its JSON): text, tool calls, thinking, usage, replay
+        data. The SDK builds a ``Message`` from any JSON without checking it, so the JSON is
+        read here: an error object in a 200 body is classified like the HTTP error it names,
+        and a body without a ``content`` list is an unreadable reply."""
+        data: Any = response
+        if hasattr(response, "to_dict"):
+            data = response.to_dict(mode="json", warnings=False)
+        data = json_object(data, self.name)
+        if data.get("type") == "error" or ("error" in data and "content" not in data):
+            raise self._payload_error(data.get("error"))
+        if not isinstance(data.get("content"), list):
+            raise unreadable(self.name, "the reply has no content list")
         texts: list[str] = []
         thoughts: list[str] = []
         calls: list[ToolCall] = []
         raw_blocks: list[dict[str, Any]] = []
-        for block in response.content or []:
-            kind = getattr(block, "type", None)
-            if kind == "text":
-                texts.append(block.text)
-                raw_blocks.append({"type": "text", "text": block.text})
-            elif kind == "thinking":
-                thoughts.append(block.thinking)
+        ignored: list[str] = []
+        for block in data["content"]:
+            block = block if isinstance(block, dict) else {}
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+                raw_blocks.append({"type": "text", "text": block["text"]})
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                thoughts.append(block["thinking"])
                 raw_blocks.append(
-                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+                    {
+                        "type": "thinking",
+                        "thinking": block["thinking"],
+                        "signature": block.get("signature"),
+                    }
                 )
             elif kind == "redacted_thinking":
-                raw_blocks.append({"type": "redacted_thinking", "data": block.data})
+                raw_blocks.append({"type": "redacted_thinking", "data": block.get("data")})
             elif kind == "tool_use":
                 # Bounded here, and stored bounded: the raw block is replayed and recorded.
-                arguments = bounded_arguments(block.input)
-                calls.append(ToolCall(block.name, arguments, block.id))
+                arguments = bounded_arguments(block.get("input"))
+                name, call_id = tool_name(block.get("name")), _string(block.get("id"))
+                calls.append(ToolCall(name, arguments, call_id))
                 raw_blocks.append(
-                    {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
+                    {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
                 )
             else:
-                log.warning("%s: ignoring unexpected content block %r", self.name, kind)
-        usage = response.usage
-        read = token_count(getattr(usage, "cache_read_input_tokens", None))
-        write = token_count(getattr(usage, "cache_creation_input_tokens", None))
-        uncached = token_count(getattr(usage, "input_tokens", None))
-        details = getattr(usage, "output_tokens_details", None)
-        thinking_tokens = token_count(getattr(details, "thinking_tokens", None)) if details else 0
-        parts = (uncached, read, write)
+                ignored.append(str(kind)[:40])
+        if ignored:
+            log.warning(
+                "%s: ignoring %d unexpected content block(s): %s",
+                self.name,
+                len(ignored),
+                ", ".join(sorted(set(ignored))[:5]),
+            )
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        details = usage.get("output_tokens_details")
+        details = details if isinstance(details, dict) else {}
+        read = token_count(usage.get("cache_read_input_tokens"))
+        write = token_count(usage.get("cache_creation_input_tokens"))
+        uncached = token_count(usage.get("input_tokens"))
+        stop = data.get("stop_reason")
         return checked_output(
             ModelOutput(
                 model=self.model,
@@ -222,13 +275,13 @@ class AnthropicProvider(ModelProvider):
                 reasoning="\n\n".join(t for t in thoughts if t) or None,
                 usage=Usage(
                     # One part not a count makes the total unknown (flagged, not summed).
-                    input_tokens=total_count(*parts),
+                    input_tokens=total_count(uncached, read, write),
                     cached_input_tokens=read,
                     cache_write_tokens=write,
-                    output_tokens=token_count(getattr(usage, "output_tokens", None)),
-                    reasoning_tokens=thinking_tokens,
+                    output_tokens=token_count(usage.get("output_tokens")),
+                    reasoning_tokens=token_count(details.get("thinking_tokens")),
                 ),
-                stop_reason=response.stop_reason,
+                stop_reason=stop if isinstance(stop, str) else None,
                 provider_data={"anthropic": {"content": raw_blocks}},
             ),
             self.name,
@@ -242,17 +295,40 @@ class AnthropicProvider(ModelProvider):
         if isinstance(exc, anthropic.APIConnectionError):
             return TransientModelError(self._clean(f"{self.name}: connection error: {exc}"))
         if isinstance(exc, anthropic.APIStatusError):
-            status = exc.status_code
             kind = getattr(exc, "type", None) or "error"
             detail = getattr(exc, "api_message", None) or _short(exc.body)
-            message = self._clean(f"{self.name}: HTTP {status} {kind}: {detail}")
-            if is_context_overflow(status, detail, getattr(exc, "error_code", None)):
-                return ContextOverflowError(message)
-            if status in _TRANSIENT_STATUS or status >= 500:
-                headers = getattr(exc.response, "headers", None)
-                return TransientModelError(message, retry_after=retry_after_seconds(headers))
-            return FatalModelError(message)
+            headers = getattr(exc.response, "headers", None)
+            code = getattr(exc, "error_code", None)
+            return self._classify(exc.status_code, kind, detail, code, headers)
         return FatalModelError(self._clean(f"{self.name}: {type(exc).__name__}: {exc}"))
+
+    def _classify(
+        self,
+        status: int,
+        kind: str,
+        detail: str,
+        code: Any = None,
+        headers: Any = None,
+        label: str | None = None,
+    ) -> ModelError:
+        """One classification for HTTP errors and the error objects of 200 bodies."""
+        message = self._clean(f"{self.name}: {label or f'HTTP {status}'} {kind}: {detail}")
+        if is_context_overflow(status, detail, code):
+            return ContextOverflowError(message)
+        if status in _TRANSIENT_STATUS or status >= 500:
+            return TransientModelError(message, retry_after=retry_after_seconds(headers))
+        return FatalModelError(message)
+
+    def _payload_error(self, error: Any) -> ModelError:
+        """An error object sent with a 200 status (a proxy, or an error event where a
+        message belongs): classified by its type as the status that type comes with, an
+        unknown type as a server error (retried)."""
+        error = error if isinstance(error, dict) else {"message": _short(error)}
+        kind = str(error.get("type") or "error")[:80]
+        detail = error.get("message")
+        detail = detail if isinstance(detail, str) else _short(error)
+        status = _ERROR_STATUS.get(kind, 500)
+        return self._classify(status, kind, detail[:500], label="HTTP 200 with an error,")
 
     def _clean(self, message: str) -> str:
         """The message without the key, whole or echoed masked (``_http.redact``)."""
@@ -408,5 +484,10 @@ def _raw(value: Any) -> str:
 
 
 def _short(body: Any, limit: int = 500) -> str:
-    text = body if isinstance(body, str) else json.dumps(body, default=str)
+    text = body if isinstance(body, str) else dump_text(body, limit)
     return text[:limit]
+
+
+def _string(value: Any) -> str | None:
+    """An id from a reply as text (``None`` stays ``None``)."""
+    return None if value is None else str(value)

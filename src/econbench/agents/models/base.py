@@ -125,6 +125,9 @@ class ModelOutput:
     provider_data: dict[str, Any] | None = None
     cache_hit: bool = False
     """Served from the response cache (``econbench.agents.models.cache``): free, not asked."""
+    truncated: dict[str, Any] | None = None
+    """Set when the reply was larger than the harness keeps (``boundary.cap_reply``):
+    ``original_bytes``, ``kept_bytes`` and the ``parts`` that were cut."""
 
     @property
     def stop(self) -> StopReason:

@@ -21,12 +21,19 @@ Why it looks the way it does:
   transport errors are mapped onto our three error classes for the retry layer above; the
   wait a server asks for (a header, else ``RetryInfo``), the overflow patterns and the key
   redaction are shared with the other providers (``econbench.agents.models._http``).
+- **The reply is read from its JSON.** The SDK is asked for the raw HTTP response
+  (``should_return_http_response``) and the body is normalised here, as the OpenAI and
+  Anthropic replies are: the SDK's own validation would stop a run on arguments sent as an
+  array or usage sent as text, which the other providers answer with a tool error and an
+  unpriced call. A reply cut at the per-request token limit (``CONTINUATION`` with a
+  ``continuationToken``) is continued, as the SDK would, up to ``MAX_CONTINUATIONS`` times.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import json
 import logging
 import re
@@ -39,6 +46,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from econbench.agents.models._http import (
+    check_sdk_base_url,
     is_context_overflow,
     redact,
     retry_after_seconds,
@@ -49,14 +57,23 @@ from econbench.agents.models.base import (
     ContextOverflowError,
     FatalModelError,
     GenerateConfig,
+    ModelError,
     ModelOutput,
     ModelProvider,
     TransientModelError,
     Usage,
 )
-from econbench.agents.models.boundary import checked_output, token_count, total_count
+from econbench.agents.models.boundary import (
+    checked_output,
+    json_list,
+    json_object,
+    reply_guard,
+    token_count,
+    total_count,
+    unreadable,
+)
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.agents.untrusted import bounded_arguments
+from econbench.agents.untrusted import bounded_arguments, tool_name
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +87,15 @@ THINKING_LEVELS = {
     "max": "XHIGH",
 }
 _MISSING_RESULT = "No result was recorded for this tool call."
+#: Follow-up requests a reply cut at the per-request token limit gets (the SDK has no bound).
+MAX_CONTINUATIONS = 16
+_USAGE_FIELDS = (
+    "promptTokenCount",
+    "toolUsePromptTokenCount",
+    "cachedContentTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+)
 _TRANSIENT_STATUS = {408, 409, 429, 499}
 _MALFORMED_NAME = re.compile(r"default_api\.([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: Gemini schema formats per type; other formats are restated in the description.
@@ -104,6 +130,8 @@ class GeminiProvider(ModelProvider):
             options["api_version"] = api_version
         self._client_args: dict[str, Any] = {"api_key": api_key, "http_options": options}
         self._owns_client = client is None
+        if client is None:
+            check_sdk_base_url(self.name, base_url, "GOOGLE_GEMINI_BASE_URL")
         try:
             self.client = client or genai.Client(**self._client_args)
         except ValueError as exc:  # e.g. "No API key was provided"
@@ -132,30 +160,67 @@ class GeminiProvider(ModelProvider):
     async def generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> ModelOutput:
-        """One generateContent call; errors come out as our three error classes."""
+        """One generateContent call (continued while Gemini says the reply goes on), its
+        JSON normalised; errors come out as our three error classes."""
         contents, gen_config = self.build_request(messages, tools, config)
-        try:
-            client = self._loop_client()
-            response = await client.aio.models.generate_content(
-                model=self.model, contents=contents, config=gen_config
-            )
-        except genai_errors.APIError as exc:
-            raise self._map_api_error(exc) from None
-        except genai_errors.UnknownApiResponseError as exc:
-            raise TransientModelError(
-                self._clean(f"{self.name}: unreadable reply: {exc}")
-            ) from None
-        except httpx2.TimeoutException:
-            raise TransientModelError(f"{self.name}: request timed out") from None
-        except (httpx2.NetworkError, httpx2.RemoteProtocolError, httpx2.ProxyError) as exc:
-            message = self._clean(f"{self.name}: connection error: {type(exc).__name__}: {exc}")
-            raise TransientModelError(message) from None
-        except httpx2.HTTPError as exc:
-            raise FatalModelError(self._clean(f"{self.name}: HTTP error: {exc}")) from None
-        except pydantic.ValidationError as exc:  # a reply that is not a Gemini response
-            message = self._clean(f"{self.name}: unexpected response shape: {exc}")
-            raise FatalModelError(message[:2000]) from None
-        return self.parse_response(response)
+        hops = [await self._hop(contents, gen_config, config.timeout_s)]
+        while len(hops) <= MAX_CONTINUATIONS:
+            token = self._continuation_token(hops[-1])
+            if token is None:
+                break
+            gen_config = gen_config.model_copy(update={"continuation_token": token})
+            hops.append(await self._hop(contents, gen_config, config.timeout_s))
+        async with reply_guard(self.name, None, self._clean):
+            return self.parse_response(_merged(hops))
+
+    async def _hop(
+        self, contents: list[types.Content], config: types.GenerateContentConfig, timeout_s: float
+    ) -> dict[str, Any]:
+        """One request, within ``timeout_s`` in all, and its reply's JSON."""
+        async with reply_guard(self.name, timeout_s, self._clean):
+            try:
+                client = self._loop_client()
+                response = await client.aio.models.generate_content(
+                    model=self.model, contents=contents, config=config
+                )
+            except genai_errors.APIError as exc:
+                raise self._map_api_error(exc) from None
+            except genai_errors.UnknownApiResponseError as exc:
+                raise TransientModelError(
+                    self._clean(f"{self.name}: unreadable reply: {exc}")
+                ) from None
+            except httpx2.TimeoutException:
+                raise TransientModelError(f"{self.name}: request timed out") from None
+            except (httpx2.NetworkError, httpx2.RemoteProtocolError, httpx2.ProxyError) as exc:
+                message = self._clean(f"{self.name}: connection error: {type(exc).__name__}: {exc}")
+                raise TransientModelError(message) from None
+            except httpx2.HTTPError as exc:
+                raise FatalModelError(self._clean(f"{self.name}: HTTP error: {exc}")) from None
+            except pydantic.ValidationError as exc:  # the request, never the (raw) reply
+                problem = str(exc).splitlines()[0]
+                raise FatalModelError(
+                    f"{self.name}: the SDK refused the request: {problem}"
+                ) from None
+            raw = response.sdk_http_response
+            data = json_object(json.loads(raw.body or "null") if raw else None, self.name)
+            if "error" in data and "candidates" not in data:  # a proxy's error, sent with a 200
+                raise self._payload_error(data["error"])
+            return data
+
+    def _continuation_token(self, data: dict[str, Any]) -> bytes | None:
+        """The token to continue a reply with, when Gemini cut it at the per-request token
+        limit (finish reason ``CONTINUATION``, or none, with a token: the SDK's rule)."""
+        candidates = get(data, "candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else None
+        if not isinstance(first, dict) or get(first, "finishReason") not in (None, "CONTINUATION"):
+            return None
+        token = get(first, "continuationToken")
+        if not token:
+            return None
+        decoded = _base64(token)
+        if decoded is None:
+            raise unreadable(self.name, "the continuation token is not base64")
+        return decoded
 
     # --------------------------------------------------------------- request
     def build_request(
@@ -165,6 +230,7 @@ class GeminiProvider(ModelProvider):
         system_text, contents = _convert_messages(messages)
         settings: dict[str, Any] = {
             "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
+            "should_return_http_response": True,  # the JSON is read here (module docstring)
             "thinking_config": self._thinking(config),
             "http_options": types.HttpOptions(
                 timeout=max(1, int(config.timeout_s * 1000)),
@@ -219,53 +285,73 @@ class GeminiProvider(ModelProvider):
         return types.ThinkingConfig(include_thoughts=True)
 
     # -------------------------------------------------------------- response
-    def parse_response(self, response: types.GenerateContentResponse) -> ModelOutput:
-        """Normalise a response: text, function calls, thought summaries, usage."""
+    def parse_response(self, data: dict[str, Any]) -> ModelOutput:
+        """Normalise a reply's JSON: text, function calls, thought summaries, usage.
+
+        An ``error`` object where the reply belongs is classified like the HTTP error it
+        names; a reply with neither a candidate nor prompt feedback is unreadable.
+        """
         self._seq += 1
-        candidate = (response.candidates or [None])[0]
-        parts = list(candidate.content.parts or []) if candidate and candidate.content else []
+        data = json_object(data, self.name)
+        if "error" in data and "candidates" not in data:
+            raise self._payload_error(data["error"])
+        candidates = json_list(get(data, "candidates"), self.name, "candidates")
+        feedback = get(data, "promptFeedback")
+        if not candidates and not isinstance(feedback, dict):
+            raise unreadable(self.name, "the reply has no candidates")
+        candidate = json_object(candidates[0], self.name, "candidates[0]") if candidates else {}
+        content = get(candidate, "content")
+        content = {} if content is None else json_object(content, self.name, "content")
         texts: list[str] = []
         thoughts: list[str] = []
         calls: list[ToolCall] = []
         raw_parts: list[dict[str, Any]] = []
         synthetic: list[str] = []
-        for part in parts:
+        for part in json_list(get(content, "parts"), self.name, "content.parts"):
+            part = part if isinstance(part, dict) else {}
             raw: dict[str, Any] = {}
-            if part.thought_signature:
-                raw["thought_signature"] = base64.b64encode(part.thought_signature).decode()
-            if part.function_call is not None:
-                fc = part.function_call
-                call_id = fc.id
-                if not call_id:
-                    call_id = f"gemini-{self._seq}-{len(calls)}"
+            signature = self._signature(get(part, "thoughtSignature"))
+            if signature:
+                raw["thought_signature"] = signature
+            function_call = get(part, "functionCall")
+            text = get(part, "text")
+            if function_call is not None:
+                fc = function_call if isinstance(function_call, dict) else {}
+                wire_id = fc.get("id") if isinstance(fc.get("id"), str) and fc["id"] else None
+                call_id = wire_id or f"gemini-{self._seq}-{len(calls)}"
+                if wire_id is None:
                     synthetic.append(call_id)
-                args = bounded_arguments(dict(fc.args or {}))  # stored bounded too
-                calls.append(ToolCall(fc.name or "", args, call_id))
-                raw["function_call"] = {"id": fc.id, "name": fc.name, "args": args}
-            elif part.text is not None:
-                (thoughts if part.thought else texts).append(part.text)
-                raw["text"] = part.text
-                if part.thought:
+                name = tool_name(fc.get("name"))
+                # An object within the bounds stays one; anything else (an array, a string)
+                # is kept as text for the toolkit to answer, as for the other providers.
+                args = bounded_arguments(fc.get("args"))
+                calls.append(ToolCall(name, args, call_id))
+                raw["function_call"] = {"id": wire_id, "name": name, "args": args}
+            elif isinstance(text, str):
+                thought = get(part, "thought") is True
+                (thoughts if thought else texts).append(text)
+                raw["text"] = text
+                if thought:
                     raw["thought"] = True
             elif not raw:
                 continue  # a part kind an agent never gets (inline data, code results, ...)
             raw_parts.append(raw)
-        finish = _enum_name(candidate.finish_reason) if candidate else None
+        finish = _text_or_none(get(candidate, "finishReason"))
         if finish == "MALFORMED_FUNCTION_CALL" and not calls:
-            calls.append(self._malformed_call(candidate.finish_message or ""))
-        if candidate is None and response.prompt_feedback is not None:
-            finish = _enum_name(response.prompt_feedback.block_reason) or "blocked"
-        meta = response.usage_metadata
-        prompt = token_count(getattr(meta, "prompt_token_count", None))
-        tool_prompt = token_count(getattr(meta, "tool_use_prompt_token_count", None))
-        cached = token_count(getattr(meta, "cached_content_token_count", None))
-        answer = token_count(getattr(meta, "candidates_token_count", None))
-        thinking = token_count(getattr(meta, "thoughts_token_count", None))
-        data: dict[str, Any] = {"parts": raw_parts, "call_ids": [c.call_id for c in calls]}
+            calls.append(self._malformed_call(_text_or_none(get(candidate, "finishMessage")) or ""))
+        if not candidates:
+            finish = _text_or_none(get(feedback, "blockReason")) or "blocked"
+        meta = get(data, "usageMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        prompt, tool_prompt, cached, answer, thinking = (
+            token_count(get(meta, field)) for field in _USAGE_FIELDS
+        )
+        kept: dict[str, Any] = {"parts": raw_parts, "call_ids": [c.call_id for c in calls]}
         if synthetic:
-            data["synthetic_ids"] = synthetic
-        if response.response_id:
-            data["response_id"] = response.response_id
+            kept["synthetic_ids"] = synthetic
+        response_id = get(data, "responseId")
+        if isinstance(response_id, str) and response_id:
+            kept["response_id"] = response_id
         return checked_output(
             ModelOutput(
                 model=self.model,
@@ -279,10 +365,21 @@ class GeminiProvider(ModelProvider):
                     reasoning_tokens=thinking,
                 ),
                 stop_reason=finish.lower() if finish else None,
-                provider_data={"gemini": data},
+                provider_data={"gemini": kept},
             ),
             self.name,
         )
+
+    def _signature(self, value: Any) -> str | None:
+        """A thought signature as standard base64, as it is stored and replayed; one that is
+        not base64 is dropped (with a warning): replayed, it would break the next request."""
+        if value is None or value == "":
+            return None
+        decoded = _base64(value)
+        if decoded is None:
+            log.warning("%s: ignoring a thought signature that is not base64", self.name)
+            return None
+        return base64.b64encode(decoded).decode()
 
     def _malformed_call(self, message: str) -> ToolCall:
         """Gemini could not parse the model's call: hand what it said to the toolkit.
@@ -301,16 +398,33 @@ class GeminiProvider(ModelProvider):
         return ToolCall(name, raw, f"gemini-{self._seq}-malformed")
 
     # ---------------------------------------------------------------- errors
-    def _map_api_error(self, exc: genai_errors.APIError) -> Exception:
+    def _map_api_error(self, exc: genai_errors.APIError) -> ModelError:
         """Classify by HTTP status; the message never contains the API key."""
         status = int(exc.code or 0)
         detail = exc.message or str(exc.details)[:500]
-        message = self._clean(f"{self.name}: HTTP {status} {exc.status or ''}: {detail}")
+        label = f"HTTP {status} {exc.status or ''}"
+        return self._classify(status, label, detail, lambda: _retry_after(exc))
+
+    def _classify(
+        self, status: int, label: str, detail: str, retry_after: Any = lambda: None
+    ) -> ModelError:
+        """One classification for HTTP errors and the error objects of 200 bodies."""
+        message = self._clean(f"{self.name}: {label}: {detail}")
         if is_context_overflow(status, detail):
             return ContextOverflowError(message)
         if status in _TRANSIENT_STATUS or status >= 500:
-            return TransientModelError(message, retry_after=_retry_after(exc))
+            return TransientModelError(message, retry_after=retry_after())
         return FatalModelError(message)
+
+    def _payload_error(self, error: Any) -> ModelError:
+        """A ``google.rpc.Status`` sent with a 200 (a proxy): classified by its code, one
+        that is not an HTTP status as a server error (retried)."""
+        error = error if isinstance(error, dict) else {"message": str(error)[:500]}
+        code = error.get("code")
+        status = code if isinstance(code, int) and 100 <= code <= 599 else 500
+        detail = error.get("message") if isinstance(error.get("message"), str) else ""
+        label = f"HTTP 200 with an error, {str(error.get('status') or status)[:40]}"
+        return self._classify(status, label, detail[:500], lambda: retry_info_seconds(error))
 
     def _clean(self, message: str) -> str:
         """The message without the key, whole or echoed masked (``_http.redact``)."""
@@ -615,10 +729,50 @@ def _copy_constraints(
 
 
 # ---------------------------------------------------------------- helpers
-def _enum_name(value: Any) -> str | None:
-    if value is None:
+def get(obj: Any, camel: str) -> Any:
+    """A field of a reply's JSON in either spelling (proto JSON is camelCase; a parser
+    must accept snake_case too), ``None`` when absent or when ``obj`` is not an object."""
+    if not isinstance(obj, dict):
         return None
-    return str(getattr(value, "value", value))
+    if camel in obj:
+        return obj[camel]
+    return obj.get(re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel))
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _base64(value: Any) -> bytes | None:
+    """Proto JSON bytes (standard or URL-safe base64, padded or not), or ``None``."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _merged(hops: list[dict[str, Any]]) -> dict[str, Any]:
+    """The replies of a continued call as one: the parts in order, the last hop's finish,
+    the usage counts summed (as the SDK merges them)."""
+    if len(hops) == 1:
+        return hops[0]
+    parts: list[Any] = []
+    for hop in hops:
+        candidates = get(hop, "candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else {}
+        hop_parts = get(get(first, "content"), "parts")
+        parts.extend(hop_parts if isinstance(hop_parts, list) else [])
+    last_candidates = get(hops[-1], "candidates")
+    last = last_candidates[0] if isinstance(last_candidates, list) and last_candidates else {}
+    candidate = {**(last if isinstance(last, dict) else {}), "content": {"parts": parts}}
+    usage = {
+        field: total_count(*(token_count(get(get(hop, "usageMetadata"), field)) for hop in hops))
+        for field in _USAGE_FIELDS
+    }
+    return {**hops[0], "candidates": [candidate], "usageMetadata": usage}
 
 
 def _retry_after(exc: genai_errors.APIError) -> float | None:

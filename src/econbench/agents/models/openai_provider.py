@@ -71,7 +71,12 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
-from econbench.agents.models._http import is_context_overflow, redact, retry_after_seconds
+from econbench.agents.models._http import (
+    check_sdk_base_url,
+    is_context_overflow,
+    redact,
+    retry_after_seconds,
+)
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -83,7 +88,14 @@ from econbench.agents.models.base import (
     TransientModelError,
     Usage,
 )
-from econbench.agents.models.boundary import checked_output, token_count
+from econbench.agents.models.boundary import (
+    checked_output,
+    json_list,
+    json_object,
+    reply_guard,
+    token_count,
+    unreadable,
+)
 from econbench.agents.models.compat import Compat, resolve
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import bounded_arguments, dump_text, is_sendable_json
@@ -119,6 +131,11 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    """A list in a reply, or nothing (a string there must not be read item by item)."""
+    return value if isinstance(value, list) else []
+
+
 def parse_arguments(raw: Any) -> dict[str, Any] | str:
     """Decode tool-call arguments: a JSON object within the bounds becomes a dict; anything
     else (not JSON, not an object, too deep, too long) stays text for the toolkit to answer
@@ -148,9 +165,8 @@ def _synthetic_call_id(seed: str, index: int, name: str, arguments: Any) -> str:
 
 
 def _content_text(content: Any) -> str:
-    """Text of a message content that may be a string or a list of parts."""
-    if content is None:
-        return ""
+    """Text of a message content that may be a string or a list of parts; anything else
+    (a number, an object) is not text, as for the other providers."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -161,7 +177,7 @@ def _content_text(content: Any) -> str:
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 parts.append(part["text"])
         return "".join(parts)
-    return str(content)
+    return ""
 
 
 def _host(base_url: Any) -> str:
@@ -245,6 +261,7 @@ class _OpenAIProvider(ModelProvider):
         api_key = self._api_key
         if api_key is None and self.compatible:
             api_key = NO_KEY_PLACEHOLDER  # never OPENAI_API_KEY: the host may be anyone's
+        check_sdk_base_url(self.name, self._base_url, "OPENAI_BASE_URL")
         try:
             client = openai.AsyncOpenAI(
                 api_key=api_key,
@@ -374,22 +391,24 @@ class _OpenAIProvider(ModelProvider):
             return await resource.create(**light, timeout=timeout_s)
         except openai.OpenAIError as exc:
             raise self.map_error(exc, timeout_s) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a garbled 200 (proxies)
-            raise TransientModelError(
-                f"{self.name}: unreadable response from {self._where}: {exc}"
-            ) from None
+
+    async def _reply(self, resource: Any, kwargs: dict[str, Any], timeout_s: float) -> Any:
+        """One request and its reply as plain JSON data, within ``timeout_s`` in all; a
+        garbled reply (a proxy's HTML, JSON nested past reading) is a transient error."""
+        async with reply_guard(f"{self.name} ({self._where})", timeout_s, self._redact):
+            return self._response_dict(await self._create(resource, kwargs, timeout_s))
 
     def _response_dict(self, response: Any) -> dict[str, Any]:
         """The response as plain JSON data (extra fields of compatible servers included)."""
         data: Any = response
         if hasattr(response, "to_dict"):
             data = response.to_dict(mode="json", warnings=False)
-        if isinstance(data, dict):
-            return data
-        text = str(response)[:200]
-        raise TransientModelError(
-            f"{self.name}: unreadable response from {self._where}: {self._redact(text)!r}"
-        )
+        return json_object(data, f"{self.name} ({self._where})")
+
+    async def _parsed(self, parse: Any, data: dict[str, Any]) -> ModelOutput:
+        """``parse(data)``, a reply of the wrong shape an error like any garbled one."""
+        async with reply_guard(self.name, None, self._redact):
+            return parse(data)
 
     def _tool_options(self) -> dict[str, Any]:
         """``tool_choice`` (and ``parallel_tool_calls`` if configured) for a request with
@@ -534,18 +553,21 @@ class OpenAIChatProvider(_OpenAIProvider):
         """One Chat Completions call, normalised."""
         kwargs = self.build_request(messages, tools, config)
         client = self._client_for_loop()
-        response = await self._create(client.chat.completions, kwargs, config.timeout_s)
-        return self.parse_response(self._response_dict(response))
+        data = await self._reply(client.chat.completions, kwargs, config.timeout_s)
+        return await self._parsed(self.parse_response, data)
 
     def parse_response(self, data: dict[str, Any]) -> ModelOutput:
-        """A Chat Completions response body to a ``ModelOutput``."""
-        choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+        """A Chat Completions response body to a ``ModelOutput``; a body without a choice
+        and its message is an error (in its ``error`` field, else an unreadable reply)."""
+        choices = json_list(data.get("choices"), self.name, "choices")
         if not choices and data.get("error"):
             raise self._payload_error(data["error"])
-        choice = _dict(choices[0]) if choices else {}
+        if not choices:
+            raise unreadable(self.name, "the reply has no choices")
+        choice = json_object(choices[0], self.name, "choices[0]")
         if choice.get("error") and not choice.get("message"):
             raise self._payload_error(choice["error"])
-        message = _dict(choice.get("message"))
+        message = json_object(choice.get("message"), self.name, "choices[0].message")
         text = _content_text(message.get("content"))
         if not text and isinstance(message.get("refusal"), str):
             text = message["refusal"]
@@ -820,7 +842,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         kwargs = self.build_request(messages, tools, config)
         client = self._client_for_loop()
         try:
-            response = await self._create(client.responses, kwargs, config.timeout_s)
+            data = await self._reply(client.responses, kwargs, config.timeout_s)
         except FatalModelError as exc:
             summary = _dict(kwargs.get("reasoning")).get("summary")
             if not summary or not _SUMMARY_REFUSED.search(str(exc)) or "HTTP 400" not in str(exc):
@@ -829,15 +851,17 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             kwargs["reasoning"] = {k: v for k, v in kwargs["reasoning"].items() if k != "summary"}
             if not kwargs["reasoning"]:
                 del kwargs["reasoning"]
-            response = await self._create(client.responses, kwargs, config.timeout_s)
-        return self.parse_response(self._response_dict(response))
+            data = await self._reply(client.responses, kwargs, config.timeout_s)
+        return await self._parsed(self.parse_response, data)
 
     def parse_response(self, data: dict[str, Any]) -> ModelOutput:
         """A Responses body to a ``ModelOutput``, keeping what a later turn must replay."""
         status = data.get("status")
         if status == "failed" or (data.get("error") and not data.get("output")):
             raise self._payload_error(data.get("error") or {"message": "response failed"})
-        output = data.get("output") if isinstance(data.get("output"), list) else []
+        output = data.get("output")
+        if not isinstance(output, list):
+            raise unreadable(self.name, "the reply has no output list")
         texts: list[str] = []
         refusals: list[str] = []
         thoughts: list[str] = []
@@ -848,7 +872,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             item = _dict(raw)
             kind = item.get("type")
             if kind == "message":
-                for part in item.get("content") or []:
+                for part in _list(item.get("content")):
                     part = _dict(part)
                     if part.get("type") == "output_text" and isinstance(part.get("text"), str):
                         texts.append(part["text"])
@@ -865,10 +889,10 @@ class OpenAIResponsesProvider(_OpenAIProvider):
                 calls.append(ToolCall(name, arguments, call_id))
                 kept.append({"type": kind, "id": item.get("id"), "call_id": call_id, "name": name})
             elif kind == "reasoning":
-                summary = [_dict(s) for s in item.get("summary") or []]
+                summary = [_dict(s) for s in _list(item.get("summary"))]
                 parts = [s["text"] for s in summary if isinstance(s.get("text"), str)]
                 if not parts:
-                    content = [_dict(c) for c in item.get("content") or []]
+                    content = [_dict(c) for c in _list(item.get("content"))]
                     parts = [c["text"] for c in content if isinstance(c.get("text"), str)]
                 thoughts.extend(p for p in parts if p.strip())
                 kept.append(

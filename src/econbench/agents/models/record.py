@@ -21,6 +21,15 @@ a killed process loses at most the call in flight and a call redone after a resu
 the lost one. One connection is shared by every agent of a run (calls are awaited on one
 event loop; a lock makes it safe from threads too).
 
+A database problem is one readable line, never a traceback or a long hang: another process
+holding the file locked is waited for :data:`BUSY_TIMEOUT_S` only, and it, a full disk or
+an I/O error is a ``RecordStorageError`` (an ``OSError``: the run layer stops the run
+cleanly, and a resume continues it); a file that is not a record is a ``RecordError``.
+
+A run's checkpoint records what the record held (:meth:`CallRecord.seal`); a resume checks
+the file still holds it and drops what came after (:func:`restore_to_seal`), so a record
+that was deleted, emptied, cut or swapped is refused instead of silently continued.
+
 ``RecordingProvider`` wraps a provider and writes each call; ``ReplayProvider`` serves a
 record's replies instead of asking a model, so a run can be re-driven for re-scoring,
 debugging and regression tests without API keys or network.
@@ -29,11 +38,14 @@ debugging and regression tests without API keys or network.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
+import os
 import sqlite3
+import stat
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +66,10 @@ from econbench.agents.untrusted import kept_arguments, valid_text
 
 SCHEMA_VERSION = 1
 _EXCERPT = 200
+BUSY_TIMEOUT_S = 2.0
+"""How long an operation waits for another process that holds the file locked before it
+gives up with a ``RecordStorageError``: a reader (the viewer, a replay) holds it for
+milliseconds; anything longer is a program that keeps it open (an ``sqlite3`` shell)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -89,7 +105,56 @@ CREATE TABLE IF NOT EXISTS failures(
 
 
 class RecordError(ValueError):
-    """The record file cannot be used (missing, or written by another schema version)."""
+    """The record file cannot be used (missing, damaged, written by another schema version,
+    or not what the run's checkpoint sealed); the message is one line."""
+
+
+class RecordStorageError(OSError):
+    """The record cannot be read or written right now: another process holds it locked,
+    the disk is full, an I/O error. ``errno`` says which (``EBUSY``, ``ENOSPC``, ``EROFS``,
+    ``EIO``) and ``strerror`` says it in words, naming the file."""
+
+
+_STORAGE_ERRNO = {
+    "SQLITE_BUSY": errno.EBUSY,
+    "SQLITE_LOCKED": errno.EBUSY,
+    "SQLITE_FULL": errno.ENOSPC,
+    "SQLITE_READONLY": errno.EROFS,
+    "SQLITE_PERM": errno.EACCES,
+    "SQLITE_CANTOPEN": errno.EIO,
+}
+_DAMAGE = ("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_SCHEMA", "SQLITE_FORMAT")
+_RESTORE = "restore the file from a copy, or start the run over (run it again with --overwrite)"
+
+
+def _mapped(path: Path, exc: sqlite3.Error) -> Exception:
+    """A readable one-line error for an SQLite failure on ``path``."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    code = next((v for k, v in _STORAGE_ERRNO.items() if name.startswith(k)), None)
+    if code is None and name.startswith("SQLITE_IOERR"):
+        code = errno.EIO
+    if code == errno.EBUSY:
+        text = (
+            f"{path} is locked by another process (it waited {BUSY_TIMEOUT_S:g} s); close "
+            "the program that holds it open (an sqlite3 shell, a database browser)"
+        )
+        return RecordStorageError(code, text)
+    if code is not None:
+        return RecordStorageError(code, f"{os.strerror(code)} ({path}: {exc})")
+    if name.startswith(_DAMAGE) or isinstance(exc, sqlite3.DatabaseError):
+        return RecordError(
+            f"{path} is not a readable call record ({exc}): it is damaged; {_RESTORE}"
+        )
+    return RecordStorageError(errno.EIO, f"{path}: {exc}")
+
+
+@contextlib.contextmanager
+def _sqlite_errors(path: Path) -> Iterator[None]:
+    """Turn an SQLite failure inside the block into :func:`_mapped`'s error."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise _mapped(path, exc) from None
 
 
 # --------------------------------------------------------------------------- canonical forms
@@ -171,6 +236,8 @@ def output_to_dict(output: ModelOutput) -> dict[str, Any]:
     }
     if output.cache_hit:
         data["cache_hit"] = True
+    if output.truncated:  # a reply cut to what the harness keeps (boundary.cap_reply)
+        data["truncated"] = output.truncated
     return data
 
 
@@ -188,6 +255,7 @@ def output_from_dict(data: dict[str, Any]) -> ModelOutput:
         stop_reason=data.get("stop_reason"),
         provider_data=data.get("provider_data"),
         cache_hit=bool(data.get("cache_hit", False)),
+        truncated=data.get("truncated") or None,
     )
 
 
@@ -282,31 +350,42 @@ class CallRecord:
         self.readonly = readonly
         self._lock = threading.Lock()
         self._known: set[str] = set()
+        self._identity: tuple[int, int] | None = None
         if readonly:
             if not self.path.is_file():
                 raise RecordError(f"{self.path}: no such record file")
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30.0)
+            with _sqlite_errors(self.path):
+                self._db = _connect(uri, uri=True)
             self._check_version()
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: survives kill -9
-            self._db.executescript(_SCHEMA)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
+        with _sqlite_errors(self.path):
+            self._db = _connect(self.path)
+        try:
+            with self._lock, _sqlite_errors(self.path), self._db:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: survives kill -9
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+        except Exception:
+            self._db.close()
+            raise
         self._check_version()
+        self._identity = _identity(self.path)
 
     def _check_version(self) -> None:
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self._db.close()
-            raise RecordError(f"{self.path} is not a call record: {exc}") from None
+            error = _mapped(self.path, exc)
+            if isinstance(error, RecordError):
+                error = RecordError(f"{self.path} is not a call record: {exc}")
+            raise error from None
         if row is None or row[0] != str(SCHEMA_VERSION):
             self._db.close()
             found = row[0] if row else "none"
@@ -322,10 +401,11 @@ class CallRecord:
         with self._lock:
             if not self.readonly:
                 # Fails (harmlessly: the file stays in WAL mode) while another connection
-                # still has it open.
+                # still has it open, or when the disk is full.
                 with contextlib.suppress(sqlite3.Error):
                     self._db.execute("PRAGMA journal_mode=DELETE")
-            self._db.close()
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
 
     def __enter__(self) -> CallRecord:
         return self
@@ -337,6 +417,13 @@ class CallRecord:
         return f"CallRecord({str(self.path)!r})"
 
     # ------------------------------------------------------------ writing
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One transaction, committed at the end (rolled back on an error, mapped to a
+        readable one by :func:`_sqlite_errors`)."""
+        with self._lock, _sqlite_errors(self.path), self._db:
+            yield self._db
+
     def register_agent(
         self,
         agent: str,
@@ -344,7 +431,7 @@ class CallRecord:
         context_window: int | None,
         settings: dict[str, Any] | None = None,
     ) -> None:
-        with self._lock, self._db:
+        with self._writing():
             self._db.execute(
                 "INSERT OR REPLACE INTO agents(agent, model, context_window, settings) "
                 "VALUES (?, ?, ?, ?)",
@@ -370,7 +457,7 @@ class CallRecord:
         key = _key(model, hashes, tools_hash, settings)
         fresh = [(h, b) for h, b in zip(hashes, bodies, strict=True) if h not in self._known]
         output_text = json.dumps(output_to_dict(output), ensure_ascii=False)
-        with self._lock, self._db:
+        with self._writing():
             self._db.executemany(
                 "INSERT OR IGNORE INTO messages(hash, body) VALUES (?, ?)", dict(fresh).items()
             )
@@ -398,7 +485,7 @@ class CallRecord:
 
     def add_failure(self, agent: str, idx: int, seq: int, key: str, exc: ModelError) -> None:
         retry_after = exc.retry_after if isinstance(exc, TransientModelError) else None
-        with self._lock, self._db:
+        with self._writing():
             self._db.execute(
                 "INSERT OR REPLACE INTO failures(agent, idx, seq, request_key, kind, error_type, "
                 "message, retry_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -416,13 +503,13 @@ class CallRecord:
 
     def truncate(self, agent: str, idx: int) -> None:
         """Forget ``agent``'s calls and failures from ``idx`` on (a resume redoes them)."""
-        with self._lock, self._db:
+        with self._writing():
             self._db.execute("DELETE FROM calls WHERE agent = ? AND idx >= ?", (agent, idx))
             self._db.execute("DELETE FROM failures WHERE agent = ? AND idx >= ?", (agent, idx))
 
     # ------------------------------------------------------------ reading
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
+        with self._lock, _sqlite_errors(self.path):
             return self._db.execute(sql, args).fetchall()
 
     def agents(self) -> list[str]:
@@ -504,6 +591,174 @@ class CallRecord:
     def tools_of(self, call: RecordedCall) -> list[dict[str, Any]]:
         rows = self._query("SELECT body FROM tools WHERE hash = ?", (call.tools_hash,))
         return json.loads(rows[0][0]) if rows else []
+
+    # ------------------------------------------------------------ seals
+    def seal(self) -> dict[str, Any]:
+        """What the record holds now, for a checkpoint to record (:func:`restore_to_seal`
+        checks a file against it): the number of calls, and per agent its calls (numbered
+        from 0), the request key of its last one and its failed attempts before it.
+
+        A writer first checks its file is still the one it opened: a record deleted or
+        replaced while the run writes it would lose every call from then on, so that is a
+        ``RecordStorageError`` (the run stops) rather than a seal of a file no one can read.
+        """
+        if not self.readonly and _identity(self.path) != self._identity:
+            raise RecordStorageError(
+                errno.ENOENT,
+                f"{self.path} was deleted or replaced while the run was writing it, so the "
+                "calls recorded since are in no file",
+            )
+        with self._lock, _sqlite_errors(self.path):
+            return _seal_of(self._db)
+
+
+# --------------------------------------------------------------------------- seals
+
+
+def _connect(target: Path | str, *, uri: bool = False) -> sqlite3.Connection:
+    return sqlite3.connect(target, uri=uri, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode (which file a name refers to), ``None`` when missing."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _holding(db: sqlite3.Connection, agent: str, calls: int) -> dict[str, Any]:
+    """What ``db`` holds of ``agent``'s first ``calls`` calls: how many, the request key of
+    the last one, and the failed attempts made while waiting for them."""
+    held = db.execute(
+        "SELECT COUNT(*) FROM calls WHERE agent = ? AND idx < ?", (agent, calls)
+    ).fetchone()[0]
+    last = db.execute(
+        "SELECT request_key FROM calls WHERE agent = ? AND idx = ?", (agent, calls - 1)
+    ).fetchone()
+    failures = db.execute(
+        "SELECT COUNT(*) FROM failures WHERE agent = ? AND idx < ?", (agent, calls)
+    ).fetchone()[0]
+    return {"calls": int(held), "failures": int(failures), "last_key": last[0] if last else None}
+
+
+def _seal_of(db: sqlite3.Connection) -> dict[str, Any]:
+    counts = db.execute("SELECT agent, COUNT(*) FROM calls GROUP BY agent ORDER BY agent")
+    agents = {agent: _holding(db, agent, int(n)) for agent, n in counts.fetchall()}
+    return {"calls": sum(a["calls"] for a in agents.values()), "agents": agents}
+
+
+EMPTY_SEAL: dict[str, Any] = {"calls": 0, "agents": {}}
+"""The seal of a record that holds no call (or does not exist yet)."""
+
+
+def seal_file(path: Path | str) -> dict[str, Any]:
+    """The seal (:meth:`CallRecord.seal`) of the record at ``path`` when no connection to it
+    is open (``EMPTY_SEAL`` when there is no file yet)."""
+    path = Path(path)
+    if not path.exists():
+        return dict(EMPTY_SEAL)
+    with _sqlite_errors(path):
+        db = _connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
+        try:
+            return _seal_of(db)
+        finally:
+            db.close()
+
+
+def _sealed_agents(path: Path, seal: Any) -> dict[str, dict[str, Any]]:
+    """The per-agent entries of ``seal``, checked for shape (a ``RecordError`` if not)."""
+    agents = seal.get("agents") if isinstance(seal, Mapping) else None
+    if not isinstance(agents, Mapping) or not all(
+        isinstance(a, Mapping)
+        and isinstance(a.get("calls"), int)
+        and a["calls"] > 0
+        and isinstance(a.get("failures"), int)
+        and isinstance(a.get("last_key"), str)
+        for a in agents.values()
+    ):
+        raise RecordError(f"the checkpoint has no valid record of what {path.name} held")
+    return {str(k): dict(v) for k, v in agents.items()}
+
+
+def restore_to_seal(path: Path | str, seal: Any, *, cut: bool = True) -> None:
+    """Check that the record at ``path`` still holds what a checkpoint sealed (``seal``, from
+    :meth:`CallRecord.seal`), then, with ``cut``, drop what was recorded after it: the calls
+    of the tick or episode that was in flight, which the resume makes again.
+
+    A record missing, emptied, cut short or holding other calls than the sealed ones is a
+    ``RecordError`` that says so (resuming over it would leave a record that cannot replay
+    the run). The one rebuild that loses nothing: when the checkpoint sealed no call, a
+    missing record is simply made anew by the run.
+    """
+    path = Path(path)
+    agents = _sealed_agents(path, seal)
+    total = sum(a["calls"] for a in agents.values())
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        if total:
+            raise RecordError(
+                f"{path} is missing, but the run's checkpoint sealed {total} model call(s) in "
+                f"it: it was deleted after they were made, and the run cannot be resumed "
+                f"without them; {_RESTORE}"
+            ) from None
+        if cut:
+            for sidecar in (f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+                Path(sidecar).unlink(missing_ok=True)  # of a deleted file: not its own
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise RecordError(f"{path} is not a regular file; {_RESTORE}")
+    if info.st_size == 0 and total:
+        raise RecordError(
+            f"{path} is empty, but the run's checkpoint sealed {total} model call(s) in it: "
+            f"it was emptied after they were made; {_RESTORE}"
+        )
+    with _sqlite_errors(path):
+        db = _connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
+    try:
+        with _sqlite_errors(path):
+            _check_seal(path, db, agents)
+            if cut:
+                with db:
+                    _cut(db, agents)
+    finally:
+        db.close()
+
+
+def _check_seal(path: Path, db: sqlite3.Connection, agents: Mapping[str, Any]) -> None:
+    version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if version is None or version[0] != str(SCHEMA_VERSION):
+        raise RecordError(f"{path} is not a call record of this econbench; {_RESTORE}")
+    for agent, want in sorted(agents.items()):
+        held = _holding(db, agent, want["calls"])
+        if held["calls"] != want["calls"]:
+            raise RecordError(
+                f"{path} holds {held['calls']} of the {want['calls']} model calls of {agent} "
+                f"that the run's checkpoint sealed: it was emptied, cut or replaced after "
+                f"they were made; {_RESTORE}"
+            )
+        if held["last_key"] != want["last_key"]:
+            differs = f"{agent}'s call {want['calls'] - 1} is another request"
+        elif held["failures"] != want["failures"]:
+            differs = f"{agent} has {held['failures']} failed attempts, not {want['failures']}"
+        else:
+            continue
+        raise RecordError(
+            f"{path} does not hold the model calls the run's checkpoint sealed ({differs}): "
+            f"it was replaced, perhaps by another run's record; {_RESTORE}"
+        )
+
+
+def _cut(db: sqlite3.Connection, agents: Mapping[str, Any]) -> None:
+    """Drop the calls and failed attempts beyond the sealed ones (every one of an agent
+    the seal does not name)."""
+    for table in ("calls", "failures"):
+        recorded = [r[0] for r in db.execute(f"SELECT DISTINCT agent FROM {table}")]
+        for agent in recorded:
+            keep = agents[agent]["calls"] if agent in agents else 0
+            db.execute(f"DELETE FROM {table} WHERE agent = ? AND idx >= ?", (agent, keep))
 
 
 # --------------------------------------------------------------------------- providers

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from econbench.agents.models._http import redact
+from econbench.agents.models._http import checked_base_url, redact
 from econbench.agents.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -233,7 +233,9 @@ def resolve_base_url(
 ) -> str | None:
     """The base URL: the model's settings, else the SDK's variable, else the SDK default.
 
-    ``openai-compatible`` has no default: it needs ``base_url`` or ``OPENAI_BASE_URL``.
+    ``openai-compatible`` has no default: it needs ``base_url`` or ``OPENAI_BASE_URL``. A
+    variable's value that is not a URL the SDK can use is a ``ModelConfigError`` naming the
+    variable (the settings' ``base_url`` is checked when they are read).
     """
     provider, _ = parse_model_name(name)
     settings = settings or ModelSettings()
@@ -246,7 +248,7 @@ def resolve_base_url(
     var = BASE_URL_ENV[provider]
     value = env_value(var, dotenv_path=dotenv_path)
     if value:
-        return value.strip()
+        return checked_base_url(name, value.strip(), var)
     if provider == "openai-compatible":
         raise MissingKeyError(
             f"{name} needs the URL of its server: set OPENAI_BASE_URL "

@@ -52,7 +52,8 @@ class ModelSettings(BaseModel):
     file (which is copied into every run directory) can never leak one.
     """
 
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, frozen=True)
+    # strict: ``max_tokens = true`` or ``2.0`` in a TOML file is refused, not read as 1 or 2.
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, frozen=True, strict=True)
 
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(None, gt=0, le=10_000_000)
@@ -152,9 +153,14 @@ class ModelSettings(BaseModel):
     def _url(cls, value: str | None) -> str | None:
         if value is None:
             return None
+        from econbench.agents.models._http import base_url_problem
+
         value = value.strip()
-        if not re.match(r"^https?://[^/\s]+", value):
-            raise ValueError("base_url must be an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        problem = base_url_problem(value)
+        if problem is not None:
+            raise ValueError(
+                f"base_url must be an http(s) URL, e.g. http://127.0.0.1:8000/v1 ({problem})"
+            )
         return value
 
     def generate_config(self) -> GenerateConfig:

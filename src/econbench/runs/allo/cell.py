@@ -14,9 +14,11 @@ from Python with the same factory.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +41,11 @@ from econbench.runs.benchmark import StoppedError
 from econbench.runs.checkpoint import (
     LogDigest,
     RunFileError,
+    check_record,
     cut_log,
     log_length,
     read_checkpoint,
+    record_seal,
     write_checkpoint,
     write_progress,
 )
@@ -49,7 +53,18 @@ from econbench.runs.diff import config_diff
 from econbench.runs.layout import CHECKPOINT, CONFIG, EPISODES, META, RECORD, SUMMARY, read_json
 from econbench.runs.lock import RunLock
 from econbench.runs.resume import custom_name, is_custom
-from econbench.runs.store import holds_unplayed_run, run_metadata, write_json
+from econbench.runs.store import (
+    RunDirError,
+    check_new_run_dir,
+    check_out_dir,
+    holds_unplayed_run,
+    missing_root,
+    os_error_text,
+    prepare_run_dir,
+    run_metadata,
+    storage_stop,
+    write_json,
+)
 
 
 class CellResumeError(RuntimeError):
@@ -87,38 +102,60 @@ def run_cell(
     ``checkpoint.json`` (the config, and the length and hash of the episodes so far). With
     ``resume`` the cell continues after its last complete episode (a torn last line is
     cut), provided the checkpoint verifies and the config is unchanged (``force``
-    overrides a changed config). A model failure beyond retries writes a ``stopped``
-    summary and raises ``CellStopped``. An ``actor_factory`` that is not the one
+    overrides a changed config), and the record holds the model calls the checkpoint
+    sealed. A model failure beyond retries writes a ``stopped`` summary and raises
+    ``CellStopped``; so does a failure to write the cell's files (a full disk, a locked
+    record), without a summary. Without ``resume`` the cell starts afresh, clearing an
+    earlier run's files; a directory that is not a run is refused (``RunDirError``), and a
+    refused start leaves ``out_dir`` as it was. An ``actor_factory`` that is not the one
     ``spec.policy`` names is recorded as custom (:func:`recorded_spec`).
     """
     spec.validate()
     spec = recorded_spec(spec, actor_factory)
     framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with RunLock(out):
+    created = missing_root(out)
+    lock = RunLock(out)
+    try:
+        lock.acquire()
+    except RunDirError as exc:
+        _remove(created)
+        if resume:
+            raise CellResumeError(str(exc)) from None
+        raise
+    try:
         wrap = provider_wrap
         if wrap is None and actor_factory is None and "/" in spec.policy:
             from econbench.agents.models.wraps import make_provider_wrap
 
             wrap = make_provider_wrap(record=out / RECORD, cache=cache)
-        factory = actor_factory or make_factory(spec, models, wrap=wrap)
         try:
-            return _run_cell_locked(
-                spec,
-                out,
-                framing,
-                factory,
-                on_episode,
-                label,
-                resume=resume,
-                force=force,
-                on_turn=on_turn,
-            )
-        finally:
-            close = getattr(wrap, "close", None)
-            if callable(close):
-                close()
+            factory = actor_factory or make_factory(spec, models, wrap=wrap)
+            config = cell_config(spec, framing, factory)
+            opened = _open_cell(spec, out, config, resume=resume, force=force)
+        except BaseException:  # refused before anything was written: leave no trace
+            _close_quietly(wrap)
+            lock.discard()
+            _remove(created)
+            raise
+        return _play_opened(
+            spec, out, framing, factory, config, opened, wrap, on_episode, label, on_turn
+        )
+    finally:
+        lock.release()
+
+
+def _remove(created: Path | None) -> None:
+    """Remove the directories a refused start created (never one that was there)."""
+    if created is not None:
+        shutil.rmtree(created, ignore_errors=True)
+
+
+def _close_quietly(wrap: Any) -> None:
+    close = getattr(wrap, "close", None)
+    if callable(close):
+        with contextlib.suppress(OSError):
+            close()
 
 
 def recorded_spec(spec: CellSpec, factory: ActorFactory | None) -> CellSpec:
@@ -148,31 +185,92 @@ def _builds(factory: ActorFactory, policy: str) -> bool:
     return isinstance(factory, LLMActorFactory)
 
 
-def _run_cell_locked(
+@dataclass
+class _Opened:
+    """A cell ready to play: its finished episodes and the digest of their lines."""
+
+    done: list[Episode]
+    digest: LogDigest
+    fresh: bool = False
+    """Started afresh (the directory was cleared), not continued."""
+
+
+def _open_cell(
+    spec: CellSpec, out: Path, config: dict[str, Any], *, resume: bool, force: bool
+) -> _Opened:
+    """Check the cell in ``out`` can be played as asked, and make it ready: continued after
+    its verified episodes (``resume``) or, afresh, in a directory cleared of an earlier
+    run's files (one that is not a run is refused: ``check_new_run_dir``). A refusal
+    (``CellResumeError``, ``RunDirError``) comes before anything is written."""
+    if resume:
+        done, digest = _resume_point(spec, out, config, force)
+        return _Opened(done, digest)
+    prepare_run_dir(out, overwrite=True, logs=(EPISODES,))
+    return _Opened([], LogDigest(out / EPISODES), fresh=True)
+
+
+def _play_opened(
     spec: CellSpec,
     out: Path,
     framing: Framing,
     factory: ActorFactory,
+    config: dict[str, Any],
+    opened: _Opened,
+    wrap: ProviderWrap | None,
     on_episode: Callable[[Episode], None] | None,
     label: str | None,
-    *,
-    resume: bool,
-    force: bool,
-    on_turn: Callable[[int, int], None] | None = None,
+    on_turn: Callable[[int, int], None] | None,
 ) -> dict[str, Any]:
-    config = cell_config(spec, framing, factory)
+    """Play the missing episodes of an opened cell. Writing its files may fail (a full disk,
+    a record another process holds locked): then it stops with a one-line ``CellStopped``
+    and writes nothing more, so its last checkpoint stands for a resume."""
+    try:
+        try:
+            summary, error = _play_episodes(
+                spec, out, framing, factory, config, opened, wrap, on_episode, label, on_turn
+            )
+        except BaseException:
+            _close_quietly(wrap)
+            raise
+        close = getattr(wrap, "close", None)
+        if callable(close):
+            close()
+        write_json(out / SUMMARY, summary)
+        _progress(out, spec, opened.done, summary["status"])
+    except OSError as exc:
+        raise CellStopped(f"{spec.slug()}: {storage_stop(out, exc)}") from exc
+    if error is not None:
+        raise CellStopped(
+            f"{spec.slug()}: the model failed beyond retries after {len(opened.done)} of "
+            f"{len(spec.seeds)} episodes: {error}\nThe finished episodes are in "
+            f"{out / EPISODES}. Fix the cause (key, model name, provider outage), then "
+            f"continue with `econbench resume {out}`."
+        ) from error
+    return summary
+
+
+def _play_episodes(
+    spec: CellSpec,
+    out: Path,
+    framing: Framing,
+    factory: ActorFactory,
+    config: dict[str, Any],
+    opened: _Opened,
+    wrap: ProviderWrap | None,
+    on_episode: Callable[[Episode], None] | None,
+    label: str | None,
+    on_turn: Callable[[int, int], None] | None,
+) -> tuple[dict[str, Any], ModelError | None]:
+    """The episodes still to play, each sealed by a checkpoint; returns the summary and
+    the model error that stopped them early, if one did."""
+    done, digest = opened.done, opened.digest
     episodes_path = out / EPISODES
-    done: list[Episode] = []
-    if resume:
-        done, digest = _resume_point(spec, out, config, force)
-        (out / SUMMARY).unlink(missing_ok=True)
-    else:
-        (out / CHECKPOINT).unlink(missing_ok=True)  # first: it describes the old episodes
-        episodes_path.write_bytes(b"")
-        (out / SUMMARY).unlink(missing_ok=True)
-        digest = LogDigest(episodes_path)
-    write_json(out / CONFIG, config)
+    # meta.json first: it is what marks the directory as a run (``store.is_run``)
     write_json(out / META, run_metadata("allo", spec.seeds[0], label or spec.slug()))
+    if opened.fresh:
+        episodes_path.write_bytes(b"")
+    (out / SUMMARY).unlink(missing_ok=True)
+    write_json(out / CONFIG, config)
     cost = _cost_so_far(done)
     paid = "/" in spec.policy
 
@@ -180,24 +278,17 @@ def _run_cell_locked(
         head = {
             "benchmark": "allo",
             "episodes": len(done),
+            "final": len(done) == len(spec.seeds),
             "config": config,
             "logs": {EPISODES: digest.advance()},
         }
+        seal = record_seal(wrap, out / RECORD)
+        if seal is not None:
+            head["record"] = seal
         write_checkpoint(out, head, durable=paid)
 
-    def progress(status: str) -> None:
-        write_progress(
-            out,
-            benchmark="allo",
-            status=status,
-            done=len(done),
-            total=len(spec.seeds),
-            unit="episode",
-            cost_usd=cost,
-        )
-
     checkpoint()
-    progress("running")
+    _progress(out, spec, done, "running", cost)
     remaining = replace(spec, seeds=spec.seeds[len(done) :])
     with episodes_path.open("a", encoding="utf-8") as fh:
 
@@ -208,7 +299,7 @@ def _run_cell_locked(
             done.append(episode)
             checkpoint()
             cost += _episode_cost(episode.record)
-            progress("running")
+            _progress(out, spec, done, "running", cost)
             if on_episode is not None:
                 on_episode(episode)
 
@@ -232,27 +323,41 @@ def _run_cell_locked(
             "error_type": type(error).__name__,
             "error": str(error),
         }
-    write_json(out / SUMMARY, summary)
-    progress(summary["status"])
-    if error is not None:
-        raise CellStopped(
-            f"{spec.slug()}: the model failed beyond retries after {len(done)} of "
-            f"{len(spec.seeds)} episodes: {error}\nThe finished episodes are in "
-            f"{out / EPISODES}. Fix the cause (key, model name, provider outage), then "
-            f"continue with `econbench resume {out}`."
-        ) from error
-    return summary
+    return summary, error
+
+
+def _progress(
+    out: Path, spec: CellSpec, done: Sequence[Episode], status: str, cost: float | None = None
+) -> None:
+    write_progress(
+        out,
+        benchmark="allo",
+        status=status,
+        done=len(done),
+        total=len(spec.seeds),
+        unit="episode",
+        cost_usd=_cost_so_far(done) if cost is None else cost,
+    )
 
 
 def continues_cell(out: Path, overwrite: bool = False) -> bool:
     """Whether playing a cell into ``out`` continues the cell there (its finished episodes
     kept as they are) rather than starting afresh: true when ``out`` holds a cell, unless
-    ``overwrite``. A directory holding anything else is refused unless ``overwrite``."""
+    ``overwrite``. A directory holding anything else is refused, with ``overwrite`` too
+    (it replaces a run's files, never someone's own: ``check_new_run_dir``), and so is one
+    that cannot be written (``check_out_dir``)."""
     out = Path(out)
-    if overwrite or not out.exists():
+    if not out.exists():
         return False
     if not out.is_dir():
         raise CellResumeError(f"{out} exists and is not a directory")
+    try:
+        check_out_dir(out)
+        if overwrite:
+            check_new_run_dir(out, overwrite=True, logs=(EPISODES,))
+            return False
+    except RunDirError as exc:
+        raise CellResumeError(str(exc)) from None
     if (out / CONFIG).exists() or (out / CHECKPOINT).exists():
         return True
     if holds_unplayed_run(out, (EPISODES,)):
@@ -276,9 +381,11 @@ def _resume_point(
     spec: CellSpec, out: Path, config: dict[str, Any], force: bool, *, cut: bool = True
 ) -> tuple[list[Episode], LogDigest]:
     """The finished episodes of the cell in ``out`` and the digest of their lines, after
-    checking the checkpoint, that ``config.json`` is the one it sealed, and that the cell
-    is the same one (``force``: it may have other settings but must have the same seeds).
-    ``cut`` drops a torn last line (the episode in flight); without it nothing is written."""
+    checking the checkpoint, that ``config.json`` is the one it
+    sealed, that the record holds the model calls it sealed, and that the cell is the same
+    one (``force``: it may have other settings but must have the same seeds). ``cut`` drops
+    a torn last line (the episode in flight) and the calls recorded after the checkpoint;
+    without it nothing is written."""
     saved = read_json(out / CONFIG)
     if not isinstance(saved, dict):
         raise CellResumeError(
@@ -341,7 +448,28 @@ def _resume_point(
             f"{path} holds episodes for seeds {seeds[:5]}… that are not the first seeds of "
             "this cell; it cannot be resumed"
         )
+    seal = None if checkpoint is None else checkpoint.get("record")
+    try:
+        check_record(out / RECORD, seal)
+    except RunFileError as exc:
+        raise CellResumeError(str(exc)) from None
+    if cut and seal is not None and len(records) == sealed:
+        _cut_record(out, seal)
     return [Episode(result=result, record=r) for result, r in records], digest
+
+
+def _cut_record(out: Path, seal: dict[str, Any]) -> None:
+    """Drop the model calls recorded after the checkpoint: those of the episode that was
+    in flight, which is played again. (When its line was written but not yet sealed, the
+    episode is kept, and so are its calls: nothing is cut then.)"""
+    from econbench.agents.models.record import RecordError, restore_to_seal
+
+    try:
+        restore_to_seal(out / RECORD, seal)
+    except RecordError as exc:
+        raise CellResumeError(str(exc)) from None
+    except OSError as exc:
+        raise CellResumeError(os_error_text(exc)) from None
 
 
 def _changes(changes: list[str], limit: int = 8) -> str:

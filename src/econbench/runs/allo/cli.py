@@ -20,10 +20,9 @@ import csv
 import math
 import os
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -52,10 +51,23 @@ from econbench.runs.allo.cell import (
     continues_cell,
     run_cell,
 )
-from econbench.runs.experiment import Plan
+from econbench.runs.experiment import ExperimentError, Plan, format_errors
+from econbench.runs.limits import (
+    MAX_BUDGET,
+    MAX_COST,
+    MAX_ENTRIES,
+    MAX_SEED,
+    MAX_TASKS,
+    int_option,
+    range_error,
+)
 from econbench.runs.lock import RunLockedError
 from econbench.runs.store import RunDirError, check_out_dir
+from econbench.runs.user_files import UserFileError, read_user_toml
 from econbench.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from econbench.runs.allo.experiment import AlloExperiment
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -158,6 +170,11 @@ class UsageError(Exception):
     """A bad command-line setting (reported in one line, exit code 2)."""
 
 
+WHOLE_NUMBER = int_option()
+"""An integer option takes decimal digits only; its range is checked with the settings,
+against the limits experiment files share (``econbench.runs.limits``)."""
+
+
 def _stream_options(streams: str, stream_budget: str) -> tuple[StreamConfig, Any]:
     """The ``CellSpec.config`` and ``stream_budget`` of ``--streams`` / ``--stream-budget``."""
     gen, budget_mode = streams.strip().lower(), stream_budget.strip().lower()
@@ -170,15 +187,13 @@ def _stream_options(streams: str, stream_budget: str) -> tuple[StreamConfig, Any
     return StreamConfig(generator=gen), budget_mode  # type: ignore[arg-type]
 
 
-"""The paper's episode length (60 tasks)."""
-
-
 def _with_tasks(config: StreamConfig, tasks: int) -> StreamConfig:
     """``config`` with ``--tasks`` tasks per episode (validated as the generator would)."""
     if tasks == config.n_tasks:
         return config
-    if tasks < 1:
-        raise UsageError(f"--tasks must be at least 1, got {tasks}")
+    problem = range_error(tasks, 1, MAX_TASKS)
+    if problem:
+        raise UsageError(f"--tasks {problem}")
     return StreamConfig.model_validate({**config.model_dump(), "n_tasks": tasks})
 
 
@@ -189,9 +204,12 @@ def _fail(message: str) -> None:
 
 def _seeds(episodes: int | None, seeds: str | None, seed: int) -> tuple[int, ...]:
     try:
-        return seeds_from_options(episodes, seeds, seed)
+        chosen = seeds_from_options(episodes, seeds, seed)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if chosen and max(chosen) > MAX_SEED:
+        raise UsageError(f"seeds must be at most {MAX_SEED} (64-bit), got {max(chosen)}")
+    return chosen
 
 
 def _split(text: str, what: str) -> list[str]:
@@ -216,11 +234,9 @@ def _models(path: Path | None) -> dict[str, ModelSettings]:
     if path is None:
         return {}
     try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path} is not valid TOML: {exc}") from None
+        raw = read_user_toml(path, "config file")
+    except UserFileError as exc:
+        raise UsageError(str(exc)) from None
     unknown = set(raw) - {"models"}
     if unknown:
         raise UsageError(f"unknown table(s) {sorted(unknown)} in {path}; expected [models]")
@@ -237,10 +253,6 @@ def _models(path: Path | None) -> dict[str, ModelSettings]:
             )
             raise UsageError(f"invalid model settings: {problems}") from None
     return out
-
-
-MAX_COST = 1_000_000.0
-"""A build charge beyond any possible collection; larger values are surely a typo."""
 
 
 def _out_dir(path: Path) -> Path:
@@ -299,8 +311,9 @@ def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> Ac
         raise UsageError(f"--skin applies to the r0 urn only, not to {spec.framing}")
     if spec.cost < 0 or not math.isfinite(spec.cost) or spec.cost > MAX_COST:
         raise UsageError(f"--cost must be a number from 0 to {MAX_COST:g}, got {spec.cost:g}")
-    if spec.budget < 1:
-        raise UsageError(f"--budget must be at least 1, got {spec.budget}")
+    problem = range_error(spec.budget, 1, MAX_BUDGET)
+    if problem:
+        raise UsageError(f"--budget {problem}")
     try:
         spec.validate()
         return make_factory(spec, models)
@@ -476,7 +489,9 @@ def _run_cells(
                 _fail(_refusal(out, exc) if isinstance(exc, CellResumeError) else str(exc))
             except CellStopped as exc:
                 progress.stop()
-                console.print(f"[bold red]stopped:[/] {escape(str(exc))}")
+                console.print(
+                    f"[bold red]stopped:[/] {escape(str(exc))}", soft_wrap=True, highlight=False
+                )
                 raise typer.Exit(code=1) from None
             if turns is not None:
                 progress.remove_task(turns)
@@ -496,19 +511,23 @@ def run(
         ),
     ],
     episodes: Annotated[
-        int | None, typer.Option(help="Play N episodes from --seed (default: seeds 2000–2023).")
+        int | None,
+        typer.Option(
+            help="Play N episodes from --seed (default: seeds 2000–2023).", **WHOLE_NUMBER
+        ),
     ] = None,
     seeds: Annotated[
         str | None, typer.Option(help='Seeds, e.g. "2000-2023" or "1,5,9-12".')
     ] = None,
-    seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
+    seed: Annotated[int, typer.Option(help="First seed for --episodes.", **WHOLE_NUMBER)] = 2000,
     cost: Annotated[float, typer.Option(help="Build charge K (points per build).")] = 0.0,
-    budget: Annotated[int, typer.Option(help="Build budget B.")] = 3,
+    budget: Annotated[int, typer.Option(help="Build budget B.", **WHOLE_NUMBER)] = 3,
     tasks: Annotated[
         int,
         typer.Option(
             help="Tasks per episode (the paper: 60). bayes:exact is tractable up to "
-            f"{EXACT_TASKS_LIMIT}; a cell of other than 60 gets a -tN suffix."
+            f"{EXACT_TASKS_LIMIT}; a cell of other than 60 gets a -tN suffix.",
+            **WHOLE_NUMBER,
         ),
     ] = PAPER_TASKS,
     skin: Annotated[
@@ -578,7 +597,8 @@ WorkersOption = Annotated[
     int,
     typer.Option(
         help="Cells at once (1: one after another in this process; more: one worker "
-        "process per cell, as econbench sweep)."
+        "process per cell, as econbench sweep).",
+        **WHOLE_NUMBER,
     ),
 ]
 
@@ -589,9 +609,11 @@ def sweep(
     policies: Annotated[str, typer.Option(help="Comma-separated policies.")] = "eager,bayes",
     budgets: Annotated[str, typer.Option(help="Comma-separated budgets B.")] = "1,3,5",
     costs: Annotated[str, typer.Option(help="Comma-separated charges K.")] = "0,10,20,24",
-    episodes: Annotated[int | None, typer.Option(help="N episodes from --seed per cell.")] = None,
+    episodes: Annotated[
+        int | None, typer.Option(help="N episodes from --seed per cell.", **WHOLE_NUMBER)
+    ] = None,
     seeds: Annotated[str | None, typer.Option(help='Seeds, e.g. "2000-2023".')] = None,
-    seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
+    seed: Annotated[int, typer.Option(help="First seed for --episodes.", **WHOLE_NUMBER)] = 2000,
     skin: Annotated[str, typer.Option(help="R0 skin for r0 cells.")] = "default",
     out: Annotated[Path, typer.Option(help="Output directory.")] = DEFAULT_OUT / "sweep",
     streams: StreamsOption = "paper",
@@ -603,7 +625,10 @@ def sweep(
     sandbox_allow_weak: SandboxAllowWeakOption = False,
     workers: WorkersOption = 1,
     retries: Annotated[
-        int, typer.Option(help="Attempts after the first for a failing cell (each resumes).")
+        int,
+        typer.Option(
+            help="Attempts after the first for a failing cell (each resumes).", **WHOLE_NUMBER
+        ),
     ] = 2,
     cost_limit: Annotated[
         float | None,
@@ -641,6 +666,21 @@ def sweep(
         models = _models(config)
         stream_config, budget_mode = _stream_options(streams, stream_budget)
         run_seeds = _seeds(episodes, seeds, seed)
+        axes = {
+            name: _split(text, name)
+            for name, text in (
+                ("framing", framings),
+                ("policy", policies),
+                ("budget", budgets),
+                ("cost", costs),
+            )
+        }
+        count = math.prod(len(values) for values in axes.values())
+        if count > MAX_ENTRIES:
+            raise UsageError(
+                f"the sweep has {count:,} cells, more than the {MAX_ENTRIES:,} one sweep may "
+                "hold; list fewer values, or split it into several sweeps"
+            )
         specs = [
             CellSpec(
                 framing=f.lower(),
@@ -653,10 +693,10 @@ def sweep(
                 stream_budget=budget_mode,
                 protocol=protocol.strip().lower(),
             )
-            for f in _split(framings, "framing")
-            for p in _split(policies, "policy")
-            for b in _split(budgets, "budget")
-            for k in _split(costs, "cost")
+            for f in axes["framing"]
+            for p in axes["policy"]
+            for b in axes["budget"]
+            for k in axes["cost"]
         ]
         if skin not in SKIN_NAMES:
             raise UsageError(f"unknown skin {skin!r}; choose one of {', '.join(SKIN_NAMES)}")
@@ -716,10 +756,26 @@ def _sweep_plan(
 ) -> Plan:
     """The cells as an experiment's matrix (the same entries an experiment file with these
     axes expands to), so ``econbench sweep``'s engine runs them."""
-    from econbench.runs.allo.experiment import AlloExperiment, allo_entries
+    from econbench.runs.allo.experiment import allo_entries
+
+    source = out / "sweep.json"
+    try:  # a bound the checks above missed is still one line, not a traceback
+        experiment = _sweep_experiment(specs, skin, models)
+        return Plan(source=source, experiment=experiment, entries=allo_entries(experiment, source))
+    except ValidationError as exc:
+        raise UsageError(format_errors(exc)) from None
+    except ExperimentError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _sweep_experiment(
+    specs: list[CellSpec], skin: str, models: dict[str, ModelSettings]
+) -> AlloExperiment:
+    """The experiment whose matrix is the sweep's cells."""
+    from econbench.runs.allo.experiment import AlloExperiment
 
     first = specs[0]
-    experiment = AlloExperiment.model_validate(
+    return AlloExperiment.model_validate(
         {
             "name": "allo-sweep",
             "benchmark": "allo",
@@ -737,21 +793,18 @@ def _sweep_plan(
             },
         }
     )
-    source = out / "sweep.json"
-    return Plan(source=source, experiment=experiment, entries=allo_entries(experiment, source))
 
 
 def _clear_cells(cell_dirs: list[Path]) -> None:
-    """--overwrite: start these cells over (refusing one another process is writing)."""
-    import shutil
+    """--overwrite: start these cells over. Only the files a cell wrote are removed (never
+    one of the user's, never through a link); a cell another process is writing, or a
+    folder that is not a cell, is refused before any cell is touched."""
+    from econbench.runs.sweep import SweepError, restart_runs
 
-    from econbench.runs.lock import is_locked
-
-    for cell_dir in cell_dirs:
-        if cell_dir.exists():
-            if is_locked(cell_dir):
-                _fail(f"{cell_dir} is being written by another process")
-            shutil.rmtree(cell_dir)
+    try:
+        restart_runs(cell_dirs)
+    except SweepError as exc:
+        _fail(str(exc))
 
 
 def _completed_summaries(cell_dirs: list[Path]) -> list[dict[str, Any]]:
@@ -776,18 +829,23 @@ def surface_row(summary: dict[str, Any]) -> dict[str, Any]:
 
 def write_surface(path: Path, summaries: list[dict[str, Any]]) -> None:
     """Write the sweep's ``surface.csv``: one row per cell."""
+    import io
+
+    from econbench.runs.checkpoint import write_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=SURFACE_COLUMNS)
-        writer.writeheader()
-        for summary in summaries:
-            writer.writerow(surface_row(summary))
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=SURFACE_COLUMNS)
+    writer.writeheader()
+    for summary in summaries:
+        writer.writerow(surface_row(summary))
+    write_atomic(path, buffer.getvalue())  # replaces a link at the path, never follows it
 
 
 from econbench.allo.yardstick_cli import register as _register_yardstick  # noqa: E402
 from econbench.runs.allo.train_cli import register as _register_train  # noqa: E402
 
-_register_yardstick(app)
+_register_yardstick(app, int_option)  # the allo layer may not import runs.limits
 _register_train(app)
 
 

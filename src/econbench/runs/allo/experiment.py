@@ -14,21 +14,19 @@ from econbench.agents.models.registry import ModelConfigError, ModelSettings, pa
 from econbench.allo.runner import CellSpec, make_factory
 from econbench.allo.stream import EVAL_SEEDS, StreamConfig
 from econbench.runs.experiment import (
-    MAX_BUDGET,
-    MAX_COST,
-    MAX_ENTRIES,
-    MAX_SEED,
     Entry,
     ExperimentBase,
     ExperimentError,
     Strict,
     add_model,
     axis,
+    check_matrix_size,
     check_model_keys,
     raise_problems,
     seed_list,
     unique_labels,
 )
+from econbench.runs.limits import MAX_BUDGET, MAX_COST, MAX_SEED
 
 
 class AlloMatrix(Strict):
@@ -88,38 +86,46 @@ class AlloExperiment(ExperimentBase):
         return tuple(EVAL_SEEDS)
 
 
+def skins_by_rung(matrix: AlloMatrix) -> dict[str, list[str]]:
+    """Each distinct rung of the matrix (in any case, first mention first) and the skins it
+    plays: the listed ones for the R0 urn, the default skin for every other rung."""
+    skins = list(dict.fromkeys(matrix.skins))
+    return {rung: skins if rung == "r0" else ["default"] for rung in
+            dict.fromkeys(framing.lower() for framing in matrix.framings)}  # fmt: skip
+
+
+def cell_count(matrix: AlloMatrix) -> int:
+    """How many distinct cells ``matrix`` expands to, from its axes alone (no cell built)."""
+    rung_skins = sum(len(skins) for skins in skins_by_rung(matrix).values())
+    costs = {float(cost) for cost in matrix.costs}
+    return rung_skins * len(matrix.policies) * len(matrix.budgets) * len(costs)
+
+
 def allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
     if exp.seeds is not None and exp.episodes is not None:
         raise ExperimentError(f"{source}: give either 'episodes' or 'seeds', not both")
-    seeds = exp.episode_seeds()
     m = exp.matrix
-    cells: list[CellSpec] = []
-    seen: set[tuple[Any, ...]] = set()
-    for framing in m.framings:
-        for policy in m.policies:
-            for skin in m.skins:
-                skin = skin if framing.lower() == "r0" else "default"
-                for budget in m.budgets:
-                    for cost in m.costs:
-                        key = (framing.lower(), policy, skin, budget, float(cost))
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                        cells.append(
-                            CellSpec(
-                                framing=framing.lower(),
-                                policy=policy,
-                                seeds=seeds,
-                                cost=float(cost),
-                                budget=budget,
-                                skin=skin,
-                                config=StreamConfig(generator=exp.streams),
-                                stream_budget=exp.stream_budget,
-                                protocol=exp.protocol,
-                            )
-                        )
-    if len(cells) > MAX_ENTRIES:
-        raise ExperimentError(f"{source}: the matrix has more than {MAX_ENTRIES:,} cells")
+    check_matrix_size([cell_count(m)], source, "cells")
+    seeds = exp.episode_seeds()
+    costs = list(dict.fromkeys(float(cost) for cost in m.costs))
+    cells = [
+        CellSpec(
+            framing=rung,
+            policy=policy,
+            seeds=seeds,
+            cost=cost,
+            budget=budget,
+            skin=skin,
+            config=StreamConfig(generator=exp.streams),
+            stream_budget=exp.stream_budget,
+            protocol=exp.protocol,
+        )
+        for rung, skins in skins_by_rung(m).items()
+        for policy in m.policies
+        for skin in skins
+        for budget in m.budgets
+        for cost in costs
+    ]
     params = [
         {"framing": c.framing, "policy": c.policy, "skin": c.skin, "budget": c.budget,
          "cost": c.cost}

@@ -30,8 +30,18 @@ from rich.progress import (
 from rich.table import Table
 
 from econbench.allo.stream import seeds_from_options
+from econbench.runs.limits import MAX_BUDGET, MAX_SEED, MAX_TASKS, int_option
 
 DEFAULT_TRANSFER_OUT = Path("runs/allo/transfer")
+MAX_THREADS = 1_024
+"""torch CPU threads: more is a typo (torch itself overflows at 2**31, a traceback)."""
+WHOLE = int_option()
+"""A whole number (``2.0`` refused); its lower bound is the config's (one-line messages)."""
+THREADS = int_option(None, MAX_THREADS)
+TASKS = int_option(1, MAX_TASKS)
+BUDGET = int_option(1, MAX_BUDGET)
+SEED = int_option(None, MAX_SEED)
+"""torch seeds with at most 64 bits (a larger seed is a traceback after the model loads)."""
 
 
 class _Usage(Exception):
@@ -162,7 +172,7 @@ def _curve(rows: list[dict[str, Any]]) -> Table:
 def train_command(
     model: Annotated[Path, typer.Option(help="Local transformers model folder.")],
     out: Annotated[Path, typer.Option(help="Output folder (rerun to continue training).")],
-    steps: Annotated[int, typer.Option(help="Training steps.")] = 20,
+    steps: Annotated[int, typer.Option(help="Training steps.", **WHOLE)] = 20,
     seeds: Annotated[
         str | None,
         typer.Option(
@@ -170,10 +180,10 @@ def train_command(
             "default: from 9000 on."
         ),
     ] = None,
-    seeds_per_step: Annotated[int, typer.Option(help="Stream seeds per step.")] = 25,
-    rollouts: Annotated[int, typer.Option(help="Sampled episodes per seed.")] = 4,
-    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 32,
-    lora_alpha: Annotated[int, typer.Option(help="LoRA alpha.")] = 64,
+    seeds_per_step: Annotated[int, typer.Option(help="Stream seeds per step.", **WHOLE)] = 25,
+    rollouts: Annotated[int, typer.Option(help="Sampled episodes per seed.", **WHOLE)] = 4,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank.", **WHOLE)] = 32,
+    lora_alpha: Annotated[int, typer.Option(help="LoRA alpha.", **WHOLE)] = 64,
     kl: Annotated[
         float,
         typer.Option(help="KL penalty to the frozen model (full vocabulary, answer tokens)."),
@@ -181,8 +191,8 @@ def train_command(
     clip: Annotated[float, typer.Option(help="PPO ratio clip ε.")] = 0.2,
     lr: Annotated[float, typer.Option(help="Learning rate (AdamW on the LoRA weights).")] = 6e-5,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 1.2,
-    epochs: Annotated[int, typer.Option(help="PPO epochs per step (the paper: 1).")] = 1,
-    minibatches: Annotated[int, typer.Option(help="Optimizer steps per epoch.")] = 1,
+    epochs: Annotated[int, typer.Option(help="PPO epochs per step (the paper: 1).", **WHOLE)] = 1,
+    minibatches: Annotated[int, typer.Option(help="Optimizer steps per epoch.", **WHOLE)] = 1,
     baseline: Annotated[str, typer.Option(help="Advantage baseline: value or mean.")] = "value",
     critic: Annotated[
         str,
@@ -199,7 +209,7 @@ def train_command(
         ),
     ] = "forced",
     reply_tokens: Annotated[
-        int, typer.Option(help="Free text: reply token limit (R0's is 512).")
+        int, typer.Option(help="Free text: reply token limit (R0's is 512).", **WHOLE)
     ] = 512,
     free_logp: Annotated[
         str,
@@ -213,15 +223,17 @@ def train_command(
         typer.Option(help="Weight of the likelihood of each answer's spelling (KEEP + end)."),
     ] = 1.0,
     cost: Annotated[float, typer.Option(help="Build charge K.")] = 0.0,
-    budget: Annotated[int, typer.Option(help="Build budget B.")] = 3,
-    tasks: Annotated[int, typer.Option(help="Tasks per episode T (60 in the paper).")] = 60,
-    seed: Annotated[int, typer.Option(help="Seed of the LoRA init and the sampling.")] = 0,
+    budget: Annotated[int, typer.Option(help="Build budget B.", **BUDGET)] = 3,
+    tasks: Annotated[
+        int, typer.Option(help="Tasks per episode T (60 in the paper).", **TASKS)
+    ] = 60,
+    seed: Annotated[int, typer.Option(help="Seed of the LoRA init and the sampling.", **SEED)] = 0,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="auto (float32 on CPU), float32, bfloat16.")] = "auto",
     gradient_checkpointing: Annotated[
         bool, typer.Option(help="Trade compute for memory (large models on a GPU).")
     ] = False,
-    threads: Annotated[int | None, typer.Option(help="torch CPU threads.")] = None,
+    threads: Annotated[int | None, typer.Option(help="torch CPU threads.", **THREADS)] = None,
     force: Annotated[bool, typer.Option(help="Continue even if the settings changed.")] = False,
 ) -> None:
     """Post-train a local model on the R0 urn (per-decision PPO with LoRA, docs/allobench.md §6)."""
@@ -329,18 +341,21 @@ def eval_transfer_command(
         Path | None, typer.Option(help="LoRA adapter from `allo train` (OUT/adapter).")
     ] = None,
     episodes: Annotated[
-        int | None, typer.Option(help="Episodes per cell from --seed (default: 2000–2023).")
+        int | None,
+        typer.Option(help="Episodes per cell from --seed (default: 2000–2023).", **WHOLE),
     ] = None,
     seeds: Annotated[str | None, typer.Option(help='Seeds, e.g. "2000-2023".')] = None,
-    seed: Annotated[int, typer.Option(help="First seed for --episodes.")] = 2000,
+    seed: Annotated[int, typer.Option(help="First seed for --episodes.", **WHOLE)] = 2000,
     max_tokens: Annotated[
-        int | None, typer.Option(help="Reply token limit (default: each framing's).")
+        int | None, typer.Option(help="Reply token limit (default: each framing's).", **WHOLE)
     ] = None,
     temperature: Annotated[
         float | None, typer.Option(help="Sampling temperature (default: the model's).")
     ] = None,
-    tasks: Annotated[int, typer.Option(help="Tasks per episode T (60 in the paper).")] = 60,
-    budget: Annotated[int, typer.Option(help="Build budget B.")] = 3,
+    tasks: Annotated[
+        int, typer.Option(help="Tasks per episode T (60 in the paper).", **TASKS)
+    ] = 60,
+    budget: Annotated[int, typer.Option(help="Build budget B.", **BUDGET)] = 3,
     cost: Annotated[float, typer.Option(help="Build charge K.")] = 0.0,
     r3: Annotated[bool, typer.Option("--r3", help="Also evaluate R3 (full build).")] = False,
     forced_choice: Annotated[
@@ -354,7 +369,7 @@ def eval_transfer_command(
         float, typer.Option(help="Sampling temperature of the forced-choice reading.")
     ] = 1.2,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
-    threads: Annotated[int | None, typer.Option(help="torch CPU threads.")] = None,
+    threads: Annotated[int | None, typer.Option(help="torch CPU threads.", **THREADS)] = None,
     out: Annotated[Path, typer.Option(help="Output folder.")] = DEFAULT_TRANSFER_OUT,
     force: Annotated[bool, typer.Option(help="Resume cells whose settings changed.")] = False,
 ) -> None:
@@ -370,8 +385,8 @@ def eval_transfer_command(
             raise _Usage(f"--max-tokens must be at least 1, got {max_tokens}")
         if temperature is not None and not 0.0 <= temperature <= 2.0:
             raise _Usage(f"--temperature must be between 0 and 2, got {temperature}")
-        if tasks < 1 or budget < 1 or cost < 0:
-            raise _Usage("--tasks and --budget must be at least 1 and --cost non-negative")
+        if cost < 0:
+            raise _Usage(f"--cost must be non-negative, got {cost:g}")
         if not 0.0 < forced_temperature <= 10.0:
             raise _Usage(f"--forced-temperature must be in (0, 10], got {forced_temperature}")
         _device(device)

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from econbench.agents.models.errors import ModelConfigError
-from econbench.coffee.config import ConfigError, EconomyConfig
+from econbench.coffee.config import MAX_DAYS, ConfigError, EconomyConfig
 from econbench.coffee.policies import UnknownPolicyError
 from econbench.runs.coffee.agents import validate_agents
 from econbench.runs.coffee.config import RunConfig, load_config, parse_agents
-from econbench.runs.coffee.run import LOGS, RunStopped, run_to_dir
-from econbench.runs.layout import CHECKPOINT, LOCK, SUMMARY
+from econbench.runs.coffee.run import RunStopped, check_start, run_to_dir
+from econbench.runs.limits import int_option
 from econbench.runs.lock import RunLockedError
-from econbench.runs.store import RunDirError, check_out_dir, default_run_dir, holds_unplayed_run
+from econbench.runs.store import RunDirError, check_out_dir, default_run_dir
 
 if TYPE_CHECKING:  # Rich is imported where something is printed with it: --quiet needs none
     from rich.console import Console
@@ -73,7 +73,9 @@ def run_command(
     config_file: Annotated[
         Path | None, typer.Option("--config", help="TOML file: [run], [agents], [economy].")
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Random seed (default 0).", **int_option())
+    ] = None,
     seeds: Annotated[
         str | None,
         typer.Option(
@@ -81,7 +83,9 @@ def run_command(
             "OUT/seed_N (OUT defaults to runs/coffee/…-seedsTEXT), then a table across seeds."
         ),
     ] = None,
-    days: Annotated[int | None, typer.Option(help="Days to simulate (default 90).")] = None,
+    days: Annotated[
+        int | None, typer.Option(help="Days to simulate (default 90).", **int_option())
+    ] = None,
     agent: Annotated[
         list[str],
         typer.Option(
@@ -174,21 +178,12 @@ def parse_seed_text(text: str) -> list[int]:
 
 def check_run_dirs(outs: list[Path], overwrite: bool) -> None:
     """Refuse, before the first seed runs, a seed directory that ``run_to_dir`` would refuse,
-    so a run of many seeds does not stop half-way for a reason known at the start."""
+    so a run of many seeds does not stop half-way for a reason known at the start. These are
+    ``run_to_dir``'s own checks (read only), so the two cannot disagree: with ``overwrite``
+    too, a folder that is not a run is refused (``store.check_new_run_dir``)."""
     for run_dir in outs:
         check_out_dir(run_dir)
-        if overwrite or not run_dir.is_dir() or holds_unplayed_run(run_dir, LOGS):
-            continue
-        if (run_dir / CHECKPOINT).exists() and not (run_dir / SUMMARY).exists():
-            raise RunDirError(
-                f"{run_dir} holds an interrupted run; continue it with `econbench resume "
-                f"{run_dir}`, or pass --overwrite to start over"
-            )
-        if any(child.name != LOCK for child in run_dir.iterdir()):
-            raise RunDirError(
-                f"run directory {run_dir} already holds files; choose another --out or pass "
-                "--overwrite"
-            )
+        check_start(run_dir, overwrite)
 
 
 def run_one(
@@ -406,7 +401,9 @@ def headroom_command(
     config_file: Annotated[
         Path | None, typer.Option("--config", help="TOML file whose [economy] to analyse.")
     ] = None,
-    days: Annotated[int | None, typer.Option(help="Horizon in days (default 90).")] = None,
+    days: Annotated[
+        int | None, typer.Option(help="Horizon in days (default 90).", **int_option())
+    ] = None,
 ) -> None:
     """The paper's headroom analysis: an upper bound on roaster_A's net income."""
     from rich.table import Table
@@ -458,12 +455,12 @@ def exploits_command(
     seeds: Annotated[
         str, typer.Option(help="Seeds: N, A-B, or a comma list (e.g. 0-2,7).")
     ] = "0-2",
-    days: Annotated[int, typer.Option(help="Days per run.", min=3)] = 90,
+    days: Annotated[int, typer.Option(help="Days per run.", **int_option(3, MAX_DAYS))] = 90,
     background: Annotated[
         str, typer.Option(help="The other firms' policy: passive, scripted, negotiating, …")
     ] = "passive",
     random_trials: Annotated[
-        int, typer.Option("--random", help="Random-search plans per seed.", min=0)
+        int, typer.Option("--random", help="Random-search plans per seed.", **int_option(0))
     ] = 20,
     tactic: Annotated[
         list[str], typer.Option("--tactic", help="Only this tactic (repeatable).")
@@ -548,5 +545,125 @@ def exploits_command(
         )
     else:
         stdout_console().print(f"[green]No tactic gains more than ${tolerance:.2f}.[/]")
+    if check and failing:
+        raise typer.Exit(code=1)
+
+
+@app.command("background-exploits")
+def background_exploits_command(
+    seeds: Annotated[
+        str, typer.Option(help="Seeds: N, A-B, or a comma list (e.g. 0-2,7).")
+    ] = "0-2",
+    days: Annotated[int, typer.Option(help="Days per run.", **int_option(3, MAX_DAYS))] = 90,
+    background: Annotated[
+        str | None,
+        typer.Option(help="The other firms' policy (default: the default background)."),
+    ] = None,
+    tactic: Annotated[
+        list[str], typer.Option("--tactic", help="Only this tactic (repeatable).")
+    ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
+    check: Annotated[
+        bool,
+        typer.Option(
+            help="Exit 1 if a tactic pays: mean edge over the threshold, 95 % interval above 0."
+        ),
+    ] = False,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="Dollars of mean edge per run allowed per tactic (default 250)."),
+    ] = None,
+    workers: Annotated[
+        int, typer.Option(help="Worker processes for the runs.", **int_option(1, 64))
+    ] = 2,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Write the figures as JSON here.")
+    ] = None,
+) -> None:
+    """Search for probes of the background that pay: roaster_A alone vs a matched control.
+
+    Each tactic (bisecting the retailers' prices, laddering the farms' floors, pumping
+    roaster_B's price memory, broken promises, message floods, reselling the rival's coffee,
+    end-of-run dumping, …) plays roaster_A against the background; its edge on a seed is
+    roaster_A's net income minus that of the control roastery, which trades at public
+    market prices. A tactic pays when its mean edge is over the threshold (default $250 a
+    run, half the $500 bar set for bisection; bisecting the old negotiating background earns
+    $7,773) and its 95 % interval over the seeds lies above zero, i.e. beyond the noise a
+    change of trading alone gives a matched pair (docs/coffeebench.md §11).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from econbench.allo.stream import parse_seeds
+    from econbench.coffee.exploits import (
+        BACKGROUND_TACTICS,
+        DEFAULT_THRESHOLD,
+        UnknownBackgroundError,
+        default_background,
+        run_background_search,
+    )
+
+    limit = DEFAULT_THRESHOLD if threshold is None else threshold
+    try:
+        seed_list = parse_seeds(seeds)
+        unknown = [t for t in tactic if t not in BACKGROUND_TACTICS]
+        if unknown:
+            raise ValueError(
+                f"unknown tactic(s) {', '.join(unknown)}; "
+                f"choose from {', '.join(BACKGROUND_TACTICS)}"
+            )
+        report = run_background_search(
+            tactic or None,
+            seed_list,
+            days,
+            background or default_background(),
+            threshold=limit,
+            workers=workers,
+        )
+    except (ValueError, UnknownBackgroundError) as exc:
+        raise fail(str(exc)) from None
+    per_seed = len(seed_list) <= MAX_SEED_COLUMNS
+    table = Table(
+        title=f"Background-exploit search: {len(seed_list)} seed(s), {days} days, background "
+        f"{escape(report.background)} ({report.runs} runs, {report.wall_s:.1f} s); edge = "
+        "roaster_A's net income with the tactic − with the control"
+    )
+    table.add_column("tactic", no_wrap=True)
+    table.add_column("mean edge $", justify="right")
+    table.add_column("95 % interval $", justify="right")
+    for seed in seed_list if per_seed else []:
+        table.add_column(f"seed {seed}", justify="right")
+    for column in ("min $", "max $", "control mean $"):
+        table.add_column(column, justify="right")
+    for row in report.results:
+        best = row.best
+        style = "bold red" if best.pays(limit) else "green"
+        low, high = best.interval
+        interval = "–" if low != low else f"{low:,.0f} to {high:,.0f}"  # NaN: one seed
+        cells = [row.tactic, f"[{style}]{row.mean_edge:,.2f}[/]", interval]
+        cells += [f"{e:,.2f}" for e in best.edges] if per_seed else []
+        cells += [f"{min(best.edges):,.2f}", f"{max(best.edges):,.2f}"]
+        cells.append(f"{best.control_mean:,.2f}")
+        table.add_row(*cells)
+    stdout_console().print(table)
+    stdout_console().print("The best variant of each tactic:", markup=False)
+    for row in report.results:
+        stdout_console().print(
+            f"  {row.tactic}: {row.best.describe()}", markup=False, soft_wrap=True
+        )
+    if json_file is not None:
+        import json
+
+        json_file.write_text(json.dumps(report.to_dict(), indent=2))
+        stdout_console().print(f"Figures written to [bold]{escape(str(json_file))}[/]")
+    failing = report.failing()
+    if failing:
+        stdout_console().print(
+            f"[bold red]{len(failing)} tactic(s) pay: over ${limit:,.2f} a run, beyond the "
+            "seeds' noise:[/] " + ", ".join(r.tactic for r in failing)
+        )
+    else:
+        stdout_console().print(
+            f"[green]No tactic pays (over ${limit:,.2f} a run with its interval above 0).[/]"
+        )
     if check and failing:
         raise typer.Exit(code=1)

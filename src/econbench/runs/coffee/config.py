@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, model_serializer, model_validator
 
 from econbench.agents.models.settings import ModelSettings
 from econbench.coffee.config import FIRMS, ConfigError, WorldConfig, format_validation
+from econbench.runs.user_files import UserFileError, read_user_toml
 from econbench.suggest import did_you_mean
 
 FIELD_ORDER = ("seed", "days", "agents", "prompts", "models", "economy")
@@ -60,29 +61,27 @@ def _file_position(error: Any) -> int:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file's tables; a missing, unreadable or malformed file is a one-line
-    ``ConfigError``."""
-    import tomllib  # only when a file is given
-
+    """A run config file's tables; a missing, special (FIFO, device), oversized, unreadable
+    or malformed file is a one-line ``ConfigError``."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"--config {path} is a directory, not a TOML file") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not valid TOML: it is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        return read_user_toml(path, "config file")
+    except UserFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Read a TOML run config (``[run]``, ``[agents]``, ``[economy]``) and apply CLI overrides."""
+    raw = read_toml(Path(path)) if path is not None else {}
+    return config_from_tables(raw, path, overrides)
+
+
+def config_from_tables(
+    raw: dict[str, Any], path: Path | None = None, overrides: dict[str, Any] | None = None
+) -> RunConfig:
+    """The ``RunConfig`` of a config file's tables (``path`` names it in errors), with CLI
+    overrides applied."""
     data: dict[str, Any] = {}
-    if path is not None:
-        raw = read_toml(Path(path))
+    if raw:
         unknown = set(raw) - _TOML_TABLES
         if unknown:
             raise ConfigError(

@@ -5,18 +5,16 @@ for the file format)."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
 from econbench.agents.models.registry import ModelConfigError, ModelSettings, parse_model_name
-from econbench.coffee.config import FIRMS, ConfigError, is_model, role_of
+from econbench.coffee.config import FIRMS, MAX_DAYS, ConfigError, is_model, role_of
 from econbench.coffee.policies import UnknownPolicyError, make_policy
-from econbench.runs.coffee.config import RunConfig, load_config
+from econbench.runs.coffee.config import RunConfig, config_from_tables
 from econbench.runs.experiment import (
-    MAX_ENTRIES,
     SEP,
     Entry,
     ExperimentBase,
@@ -24,6 +22,7 @@ from econbench.runs.experiment import (
     Strict,
     add_model,
     axis,
+    check_matrix_size,
     check_model_keys,
     format_errors,
     raise_problems,
@@ -31,6 +30,7 @@ from econbench.runs.experiment import (
     slug,
     unique_labels,
 )
+from econbench.runs.user_files import UserFileError, read_user_toml
 
 
 class CoffeeMatrix(Strict):
@@ -64,7 +64,7 @@ class CoffeeExperiment(ExperimentBase):
     benchmark: Literal["coffee"]
     seeds: tuple[int, ...] | None = None
     base: str | None = None
-    days: int | None = Field(None, ge=1, le=10_000)
+    days: int | None = Field(None, ge=1, le=MAX_DAYS)
     agents: dict[str, str] = Field(default_factory=dict)
     """Fixed assignments (firm or ``default`` → policy) applied to every entry; unlike the
     matrix's axes they do not appear in the ids."""
@@ -80,7 +80,7 @@ def _resolve(source: Path, name: str, what: str) -> Path:
     path = Path(name).expanduser()
     if not path.is_absolute():
         path = source.parent / path
-    if not path.is_file():
+    if not path.exists():
         raise ExperimentError(
             f"{source}: {what} file not found: {path} (paths are relative to the experiment file)"
         )
@@ -88,12 +88,15 @@ def _resolve(source: Path, name: str, what: str) -> Path:
 
 
 def _read_run_file(source: Path, path: Path, what: str) -> dict[str, Any]:
-    """A run config file's raw tables, after checking it loads on its own."""
+    """A run config file's raw tables (read once), after checking it loads on its own."""
     try:
-        load_config(path)
+        raw = read_user_toml(path, f"{what} file")
+        config_from_tables(raw, path)
+    except UserFileError as exc:
+        raise ExperimentError(f"{source}: {exc}") from None
     except ConfigError as exc:
         raise ExperimentError(f"{source}: {what} {path}: {exc}") from None
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return raw
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +133,9 @@ def _coffee_config(
 
 
 def coffee_entries(exp: CoffeeExperiment, source: Path) -> list[Entry]:
+    axes = [len(policies) for policies in exp.matrix.agent_axes().values()]
+    variant_count = len(exp.matrix.variants or ["default"])
+    check_matrix_size([*axes, variant_count, len(exp.seeds or [None])], source, "runs")
     base = _read_run_file(source, _resolve(source, exp.base, "base"), "base") if exp.base else {}
     # (the name shown, the value as written in the matrix, the merged raw tables)
     variants: list[tuple[str | None, str, dict[str, Any]]] = []
@@ -175,8 +181,6 @@ def coffee_entries(exp: CoffeeExperiment, source: Path) -> list[Entry]:
                     config=config.model_dump(mode="json", by_alias=True),
                 )
             )
-            if len(entries) > MAX_ENTRIES:
-                raise ExperimentError(f"{source}: the matrix has more than {MAX_ENTRIES:,} runs")
     ids = [e.id for e in entries]
     if len(set(ids)) != len(ids):
         dup = next(x for x in ids if ids.count(x) > 1)

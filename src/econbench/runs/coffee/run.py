@@ -23,6 +23,15 @@ policies (``resume_to_dir(out, policies=...)``); without them the resume is refu
 A model failure that retries cannot fix (a bad key, an unknown model, retries exhausted)
 stops the run cleanly: everything written so far stays, the summary records where and why
 it stopped, and the caller gets a ``RunStopped``; ``econbench resume`` continues it later.
+A failure to write the run's files (a full disk, ``record.sqlite`` locked by another process)
+stops it too, with a one-line ``RunStopped`` and no summary: the last checkpoint stands.
+
+Each checkpoint also seals what ``record.sqlite`` held (``CallRecord.seal``) and whether it
+is the run's last (``final``). A resume refuses a record that lost sealed calls (deleted,
+emptied, cut, swapped) and drops the calls made after the checkpoint; a ``summary.json``
+saying ``completed`` counts only beside a final checkpoint (``econbench.runs.resume``).
+``overwrite`` replaces only a run's own files, and refuses a directory that is not a run
+(``econbench.runs.store.check_new_run_dir``).
 """
 
 from __future__ import annotations
@@ -50,8 +59,10 @@ from econbench.runs.benchmark import ResumeError, StoppedError
 from econbench.runs.checkpoint import (
     LogDigest,
     RunFileError,
+    check_record,
     cut_log,
     read_checkpoint,
+    record_seal,
     write_checkpoint,
     write_progress,
 )
@@ -69,15 +80,18 @@ from econbench.runs.layout import (
     read_jsonl,
 )
 from econbench.runs.lock import RunLock
-from econbench.runs.resume import custom_name, custom_players, custom_refusal
+from econbench.runs.resume import completed_by, custom_name, custom_players, custom_refusal
 from econbench.runs.store import (
     JsonlWriter,
     RunDirError,
+    check_new_run_dir,
     check_out_dir,
     holds_unplayed_run,
     missing_root,
+    os_error_text,
     prepare_run_dir,
     run_metadata,
+    storage_stop,
     write_json,
 )
 
@@ -91,12 +105,14 @@ class RunStopped(StoppedError):
 
 @dataclass
 class _ResumePoint:
-    """A verified checkpoint: the state to load, each log's verified prefix, and the
-    firms' starting equity (what the ledger identities are checked against)."""
+    """A verified checkpoint: the state to load, each log's verified prefix, the firms'
+    starting equity (what the ledger identities are checked against) and the record's seal."""
 
     state: dict[str, Any]
     logs: dict[str, LogDigest]
     equity0: dict[str, int]
+    record: dict[str, Any] | None = None
+    """What ``record.sqlite`` held at the checkpoint (``CallRecord.seal``), if it was kept."""
 
 
 def run_to_dir(
@@ -113,7 +129,9 @@ def run_to_dir(
     """Play a whole run, writing its files into ``out``; returns the summary.
 
     ``out`` may already hold a run that was killed before its first checkpoint (nothing was
-    played): it is started again. Any other run in ``out`` is kept unless ``overwrite``.
+    played): it is started again. Any other run in ``out`` is kept unless ``overwrite``, and
+    a directory that is not a run is never written into (``RunDirError``); a refused start
+    leaves ``out`` as it was (no ``.lock``, no directory it created).
     ``provider_wrap`` replaces the default wrap of model providers (record every call into
     ``record.sqlite``, plus the response cache at ``cache`` when given). ``policies`` play
     their firms instead of what the config names; the run records them as custom
@@ -124,35 +142,62 @@ def run_to_dir(
     config = recorded_config(config, given)
     out = Path(out)
     check_out_dir(out)
+    check_start(out, overwrite)  # before the lock: a refused start leaves no trace
     created = missing_root(out)
+    lock = RunLock(out)
     try:
-        lock = RunLock(out)
         lock.acquire()
-    except OSError as exc:
+    except RunDirError:
         _remove(created)
-        raise RunDirError(f"cannot write {out}: {exc.strerror or exc}") from None
+        raise
     try:
         try:
-            if not overwrite and holds_unplayed_run(out, LOGS):
-                overwrite = True  # killed while it started: nothing to lose
-            elif not overwrite and (out / CHECKPOINT).exists() and not (out / SUMMARY).exists():
-                raise RunDirError(
-                    f"{out} holds an interrupted run; continue it with `econbench resume "
-                    f"{out}`, or pass --overwrite to start over"
-                )
-            prepare_run_dir(out, overwrite=overwrite)
+            check_start(out, overwrite)  # again, now that no other process can change it
+            prepare_run_dir(out, overwrite=overwrite, logs=LOGS)
             write_json(
                 out / META,
                 run_metadata("coffee", config.seed, label) | _versions(),
             )
             write_json(out / CONFIG, config.model_dump(mode="json", by_alias=True))
-        except OSError as exc:
-            lock.release()
+        except (RunDirError, OSError) as exc:
+            lock.discard()
             _remove(created)
-            raise RunDirError(f"cannot write {out}: {exc.strerror or exc}") from None
+            if isinstance(exc, RunDirError):
+                raise
+            raise RunDirError(f"cannot write {out}: {os_error_text(exc)}") from None
         return _play(config, out, None, on_day, given, provider_wrap, cache)
     finally:
         lock.release()
+
+
+def check_start(out: Path, overwrite: bool) -> None:
+    """Refuse a new run in ``out`` that would mix into, or throw away, what is there: a run
+    that did not finish (resume it, or ``overwrite``), or what ``check_new_run_dir``
+    refuses."""
+    unfinished = None if overwrite else _unfinished(out)
+    if unfinished is not None:
+        raise RunDirError(
+            f"{out} holds {unfinished} run; continue it with `econbench resume {out}`, or "
+            "pass --overwrite to start over"
+        )
+    check_new_run_dir(out, overwrite, LOGS)
+
+
+def _unfinished(out: Path) -> str | None:
+    """``an interrupted`` or ``a stopped`` when ``out`` holds a run ``econbench resume``
+    continues (judged as ``run_status`` does, by the checkpoint), else ``None``."""
+    if not (out / CHECKPOINT).is_file():
+        return None
+    summary = _read_summary(out)
+    if summary is not None and summary.get("status") == "stopped":
+        return "a stopped"
+    if summary is None:
+        return "an interrupted"
+    try:
+        finished = completed_by(read_checkpoint(out, "coffee"), out)
+    except RunFileError:
+        finished = False
+    return None if finished else "an interrupted"
 
 
 def _versions() -> dict[str, Any]:
@@ -190,47 +235,74 @@ def resume_to_dir(
     unless ``force``); without it the resume is refused.
     """
     out = Path(out)
-    given = dict(policies or {})
-    with RunLock(out):
-        summary = _read_summary(out)
-        if summary is not None and summary.get("status") == "completed":
-            raise ResumeError(f"{out} is a completed run; there is nothing to resume")
-        try:
-            checkpoint = read_checkpoint(out, "coffee")
-        except RunFileError as exc:
-            raise ResumeError(str(exc)) from None
-        saved = _saved_config(out)
-        if checkpoint is None:
-            if not holds_unplayed_run(out, LOGS):
-                raise ResumeError(
-                    f"{out / CHECKPOINT} is missing but the run's logs hold events, so where "
-                    "it stopped is unknown; start it again with --overwrite"
-                )
-            base = saved
-        else:
-            base = checkpoint.get("config")
-            if not isinstance(base, dict):
-                raise ResumeError(f"{out / CHECKPOINT} records no config")
-            if config is None and saved != base and not force:
-                raise ResumeError(
-                    f"{out / CONFIG} differs from the config its checkpoint was written with "
-                    f"({_changes(config_diff(base, saved))}): one of them was changed or "
-                    "replaced after the run started; restore it, or pass --force to continue "
-                    "with config.json"
-                )
-        requested = saved if config is None else config.model_dump(mode="json", by_alias=True)
-        requested = _with_custom(out, requested, given)
-        changes = config_diff(base, requested)
-        if changes and not force:
+    lock = RunLock(out)
+    try:
+        lock.acquire()
+    except RunDirError as exc:
+        raise ResumeError(str(exc)) from None
+    try:
+        return _resume_locked(
+            out, config, force, on_day, provider_wrap, cache, check_keys, dict(policies or {})
+        )
+    finally:
+        lock.release()
+
+
+def _resume_locked(
+    out: Path,
+    config: RunConfig | None,
+    force: bool,
+    on_day: Callable[[int], None] | None,
+    provider_wrap: ProviderWrap | None,
+    cache: Path | None,
+    check_keys: bool,
+    given: dict[str, Any],
+) -> dict[str, Any]:
+    """``resume_to_dir`` once the run's lock is held."""
+    try:
+        checkpoint = read_checkpoint(out, "coffee")
+    except RunFileError as exc:
+        raise ResumeError(str(exc)) from None
+    summary = _read_summary(out)
+    if (
+        summary is not None
+        and summary.get("status") == "completed"
+        and completed_by(checkpoint, out)
+    ):
+        raise ResumeError(f"{out} is a completed run; there is nothing to resume")
+    saved = _saved_config(out)
+    if checkpoint is None:
+        if not holds_unplayed_run(out, LOGS):
             raise ResumeError(
-                f"the config differs from the one the run started with ({_changes(changes)}); "
-                "resume with the run's own config, or pass --force to continue anyway"
+                f"{out / CHECKPOINT} is missing but the run's logs hold events, so where "
+                "it stopped is unknown; start it again with --overwrite"
             )
-        if config is None or given:
-            config = _validated(out / CONFIG, requested)
-        if check_keys:
-            validate_agents(config, given)
-        point = None if checkpoint is None else _verify(out, checkpoint)
+        base = saved
+    else:
+        base = checkpoint.get("config")
+        if not isinstance(base, dict):
+            raise ResumeError(f"{out / CHECKPOINT} records no config")
+        if config is None and saved != base and not force:
+            raise ResumeError(
+                f"{out / CONFIG} differs from the config its checkpoint was written with "
+                f"({_changes(config_diff(base, saved))}): one of them was changed or "
+                "replaced after the run started; restore it, or pass --force to continue "
+                "with config.json"
+            )
+    requested = saved if config is None else config.model_dump(mode="json", by_alias=True)
+    requested = _with_custom(out, requested, given)
+    changes = config_diff(base, requested)
+    if changes and not force:
+        raise ResumeError(
+            f"the config differs from the one the run started with ({_changes(changes)}); "
+            "resume with the run's own config, or pass --force to continue anyway"
+        )
+    if config is None or given:
+        config = _validated(out / CONFIG, requested)
+    if check_keys:
+        validate_agents(config, given)
+    point = None if checkpoint is None else _verify(out, checkpoint)
+    try:
         if requested != saved:
             write_json(out / CONFIG, requested)
         if checkpoint is None and not (out / META).exists():
@@ -239,7 +311,9 @@ def resume_to_dir(
                 run_metadata("coffee", config.seed) | _versions(),
             )
         (out / SUMMARY).unlink(missing_ok=True)
-        return _play(config, out, point, on_day, given, provider_wrap, cache)
+    except OSError as exc:
+        raise RunStopped(storage_stop(out, exc)) from exc
+    return _play(config, out, point, on_day, given, provider_wrap, cache)
 
 
 def _with_custom(out: Path, requested: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +366,8 @@ def _validated(path: Path, data: dict[str, Any]) -> RunConfig:
 
 def _verify(out: Path, checkpoint: dict[str, Any]) -> _ResumePoint:
     """Check what a resume relies on before anything is cut: the checkpoint's shape, the
-    logs' recorded prefixes, and that its world loads and its books balance."""
+    logs' recorded prefixes, that its world loads and its books balance, and that the record
+    of model calls holds the calls the checkpoint sealed."""
     where = out / CHECKPOINT
     state, logs, equity0 = (
         checkpoint.get("state"),
@@ -322,7 +397,12 @@ def _verify(out: Path, checkpoint: dict[str, Any]) -> _ResumePoint:
     if problems:
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
         raise ResumeError(f"{where} fails the ledger check: {problems[0]}{more}")
-    return _ResumePoint(state=state, logs=digests, equity0=dict(equity0))
+    seal = checkpoint.get("record")
+    try:
+        check_record(out / RECORD, seal)
+    except RunFileError as exc:
+        raise ResumeError(str(exc)) from None
+    return _ResumePoint(state=state, logs=digests, equity0=dict(equity0), record=seal)
 
 
 def _read_summary(out: Path) -> dict[str, Any] | None:
@@ -351,7 +431,40 @@ def _play(
     provider_wrap: ProviderWrap | None,
     cache: Path | None,
 ) -> dict[str, Any]:
-    """Play from the start or from a verified checkpoint, checkpointing along the way."""
+    """Play from the start or from a verified checkpoint, checkpointing along the way.
+
+    Writing the run's files may fail (a full disk, a record another process holds locked,
+    a mount gone read-only): then the run stops with a one-line ``RunStopped`` and writes
+    nothing more, so its last checkpoint stands and ``econbench resume`` continues from it.
+    """
+    wrap = provider_wrap if provider_wrap is not None else _default_wrap(config, out, cache)
+    handles: list[Callable[[], None]] = []
+    close = getattr(wrap, "close", None)
+    try:
+        try:
+            run, world, error, daily_rows = _play_days(
+                config, out, point, on_day, policies, wrap, handles
+            )
+        except BaseException:
+            _close_all(handles, close, quietly=True)
+            raise
+        _close_all(handles, close)
+        return _finish(config, out, run, world, error, daily_rows)
+    except OSError as exc:
+        raise RunStopped(storage_stop(out, exc)) from exc
+
+
+def _play_days(
+    config: RunConfig,
+    out: Path,
+    point: _ResumePoint | None,
+    on_day: Callable[[int], None] | None,
+    policies: dict[str, Any] | None,
+    wrap: ProviderWrap | None,
+    handles: list[Callable[[], None]],
+) -> tuple[CoffeeRun, World, ModelError | None, list[dict[str, Any]]]:
+    """The days of the run (``handles``: the closers of the files it opened, for the
+    caller to close); a model failure beyond retries ends them early, as the error."""
     events_path, daily_path = out / EVENTS, out / DAILY
     if point is None:
         events_path.write_bytes(b"")
@@ -361,12 +474,14 @@ def _play(
         for digest in point.logs.values():
             cut_log(digest.path, digest.length)
         digests = point.logs
+        _restore_record(out, point.record)
     config_json = config.model_dump(mode="json", by_alias=True)
     equity0: dict[str, int] = point.equity0 if point is not None else {}
     daily_rows: list[dict[str, Any]] = read_jsonl(daily_path)
     sink = JsonlSink(events_path)
+    handles.append(sink.close)
     writer = JsonlWriter(daily_path)
-    wrap = provider_wrap if provider_wrap is not None else _default_wrap(config, out, cache)
+    handles.append(writer.close)
     paid = any(is_model(config.policy_for(f)) for f in FIRMS)
 
     def record(row: dict[str, Any]) -> None:
@@ -376,19 +491,19 @@ def _play(
     def save(run: CoffeeRun) -> None:
         sink.flush()
         writer.flush()
-        write_checkpoint(
-            out,
-            {
-                "benchmark": "coffee",
-                "day": run.world.day,
-                "phase": run.world.state.phase,
-                "config": config_json,
-                "start_equity": equity0,
-                "logs": {name: digest.advance() for name, digest in digests.items()},
-            },
-            run.state_json(),
-            durable=paid,
-        )
+        head = {
+            "benchmark": "coffee",
+            "day": run.world.day,
+            "phase": run.world.state.phase,
+            "final": run.finished,
+            "config": config_json,
+            "start_equity": equity0,
+            "logs": {name: digest.advance() for name, digest in digests.items()},
+        }
+        seal = record_seal(wrap, out / RECORD)
+        if seal is not None:
+            head["record"] = seal
+        write_checkpoint(out, head, run.state_json(), durable=paid)
         _progress(out, config, run, "running")
 
     run = CoffeeRun(
@@ -398,25 +513,27 @@ def _play(
         policies=firm_policies(config, policies, wrap=wrap),
         on_checkpoint=save,
     )
-    error: ModelError | None = None
+    if point is not None:
+        _load_state(run, point, out)
+    else:
+        equity0.update(start_equity(run.world))
+        save(run)  # before the first tick, so even an early crash is resumable
     try:
-        if point is not None:
-            _load_state(run, point, out)
-        else:
-            equity0.update(start_equity(run.world))
-            save(run)  # before the first tick, so even an early crash is resumable
-        try:
-            world = run.run(on_day=on_day)
-        except ModelError as exc:
-            error = exc
-            world = run.world
-            world.log(RunStoppedEvent(error_type=type(exc).__name__, error=str(exc)))
-    finally:
-        sink.close()
-        writer.close()
-        close = getattr(wrap, "close", None)
-        if callable(close):
-            close()
+        return run, run.run(on_day=on_day), None, daily_rows
+    except ModelError as exc:
+        run.world.log(RunStoppedEvent(error_type=type(exc).__name__, error=str(exc)))
+        return run, run.world, exc, daily_rows
+
+
+def _finish(
+    config: RunConfig,
+    out: Path,
+    run: CoffeeRun,
+    world: World,
+    error: ModelError | None,
+    daily_rows: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Write the summary (completed, or stopped by ``error``); raise ``RunStopped`` if so."""
     names = {firm_id: config.policy_for(firm_id) for firm_id in FIRMS}
     summary = run_summary(world, names, daily_rows, run.agent_stats())
     summary["status"] = "completed" if error is None else "stopped"
@@ -427,11 +544,36 @@ def _play(
     _progress(out, config, run, summary["status"])
     if error is not None:
         raise RunStopped(
-            f"the run stopped on {where}: {error}\nEverything up to that point is in {out} "
-            "(events.jsonl, daily.jsonl, summary.json). Fix the cause (key, model name, "
-            f"provider outage), then continue it with `econbench resume {out}`."
+            f"the run stopped on {where}: {error}; everything up to then is in {out}: fix "
+            f"the cause (key, model name, provider outage), then `econbench resume {out}`"
         ) from error
     return summary
+
+
+def _close_all(handles: list[Callable[[], None]], close: Any, *, quietly: bool = False) -> None:
+    """Close the run's files, then the wrap (``close``: its record and cache), every one
+    even when one fails; the first ``OSError`` is raised after, unless ``quietly`` (another
+    error is already on its way)."""
+    first: OSError | None = None
+    for closer in [*handles, *([close] if callable(close) else [])]:
+        try:
+            closer()
+        except OSError as exc:
+            first = first or exc
+    if first is not None and not quietly:
+        raise first
+
+
+def _restore_record(out: Path, seal: Any) -> None:
+    """Cut ``record.sqlite`` back to what the checkpoint sealed (``_verify`` checked it)."""
+    if seal is None:
+        return
+    from econbench.agents.models.record import RecordError, restore_to_seal
+
+    try:
+        restore_to_seal(out / RECORD, seal)
+    except RecordError as exc:
+        raise ResumeError(str(exc)) from None
 
 
 def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:

@@ -26,14 +26,26 @@ API (all ``GET``, all JSON):
 
 Numbers in queries are plain ASCII digits up to ``MAX_QUERY_INT``; anything else is a 400 (a
 404 in a path) with a message, never a 500.
+
+Slow and idle clients hold little: a connection that has sent nothing waits in one selector
+thread (:class:`ConnectionGate`), not a thread of its own, and is closed after
+``idle_timeout`` seconds (the oldest is closed first when more than ``max_waiting`` wait);
+at most ``max_threads`` requests are handled at once (the rest queue), and each must arrive
+whole, and be answered, within ``idle_timeout`` seconds, so a client that trickles bytes
+cannot keep a thread either.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import ipaddress
+import selectors
 import socket
+import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +80,13 @@ MAX_QUERY_INT = 2**53 - 1
 """The largest number a query or path takes (the page's JavaScript holds integers exactly up
 to here); a larger one is a 400 naming the limit, not a crash deep in a file read."""
 _MAX_DIGITS = len(str(MAX_QUERY_INT))
+IDLE_TIMEOUT_S = 30.0
+"""How long a client may be silent before its request, and how long the request may take
+to arrive whole or its answer to be taken (a browser needs milliseconds)."""
+MAX_THREADS = 32
+"""Requests handled at once; more wait their turn (a page polls a few endpoints at a time)."""
+MAX_WAITING = 256
+"""Connections held beyond those being handled; past it the oldest idle one is closed."""
 
 
 class NotLoopbackError(ValueError):
@@ -263,6 +282,26 @@ class Api:
         return _with_status(entry, out)
 
 
+class _RequestReader(io.RawIOBase):
+    """A connection's read side with one deadline for the whole request: each read waits
+    only for what is left of it, so sending a byte now and then does not hold a thread."""
+
+    def __init__(self, connection: socket.socket, seconds: float) -> None:
+        super().__init__()
+        self._connection = connection
+        self._deadline = time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self._connection.settimeout(left)
+        return self._connection.recv_into(buffer)
+
+
 class ViewerHandler(BaseHTTPRequestHandler):
     """One request: a static file or an API call."""
 
@@ -270,7 +309,14 @@ class ViewerHandler(BaseHTTPRequestHandler):
     server_version = "econbench-viewer"
     sys_version = ""
 
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout  # each write, too, waits at most this long
+        super().setup()
+        self.rfile.close()  # the socket's own reader, replaced by one with a deadline
+        self.rfile = io.BufferedReader(_RequestReader(self.connection, self.timeout))
+
     def do_GET(self) -> None:
+        self.connection.settimeout(self.timeout)  # the answer gets its own time
         if not host_header_ok(self.headers.get("Host")):
             self._send_json(HTTPStatus.FORBIDDEN, {"error": "the viewer answers loopback only"})
             return
@@ -313,17 +359,210 @@ class ViewerHandler(BaseHTTPRequestHandler):
         return None  # the page polls every two seconds: no line per request
 
 
+Connection = tuple[socket.socket, Any]
+"""An accepted socket and the client's address."""
+
+
+class ConnectionGate:
+    """Holds accepted connections until they have something to read, then hands each to a
+    handler thread, at most ``max_threads`` at once (the others queue in arrival order).
+
+    An idle connection costs a socket, not a thread: one selector thread watches them all,
+    closes each after ``idle_timeout`` seconds of silence, and closes the oldest first when
+    more than ``max_waiting`` wait (a flood of idle connections cannot lock a page out)."""
+
+    def __init__(
+        self,
+        handle: Callable[[socket.socket, Any], None],
+        close: Callable[[socket.socket], None],
+        *,
+        idle_timeout: float,
+        max_threads: int,
+        max_waiting: int,
+    ) -> None:
+        if idle_timeout <= 0 or max_threads < 1 or max_waiting < 1:
+            raise ValueError("idle_timeout must be positive, max_threads and max_waiting >= 1")
+        self._handle, self._close = handle, close
+        self.idle_timeout, self.max_threads, self.max_waiting = (
+            idle_timeout,
+            max_threads,
+            max_waiting,
+        )
+        self._lock = threading.Lock()
+        self._incoming: list[Connection] = []
+        self._queued: deque[Connection] = deque()
+        self._busy = 0
+        self._closed = False
+        self._waiting: dict[socket.socket, tuple[Any, float]] = {}
+        """Owned by the gate's thread; in arrival order, which is deadline order."""
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        for end in (self._wake_r, self._wake_w):
+            end.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+        self._thread = threading.Thread(target=self._run, name="econbench-viewer-gate")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def admit(self, connection: socket.socket, address: Any) -> None:
+        """Take a connection just accepted (called from the server's thread)."""
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._incoming.append((connection, address))
+        if closed:
+            self._close(connection)
+        else:
+            self._wake()
+
+    def close(self) -> None:
+        """Stop the gate and close every connection not being handled."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            left = [*self._incoming, *self._queued]
+            self._incoming, self._queued = [], deque()
+        self._wake()
+        self._thread.join(timeout=5)
+        for connection, _ in left:
+            self._close(connection)
+        self._selector.close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # full (a wake-up is pending anyway) or closed
+            self._wake_w.send(b"\0")
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if self._closed:
+                    break
+                incoming, self._incoming = self._incoming, []
+            for connection, address in incoming:
+                self._watch(connection, address)
+            timeout = self._expire()
+            for key, _ in self._selector.select(timeout):
+                if key.fileobj is self._wake_r:
+                    with contextlib.suppress(OSError):
+                        self._wake_r.recv(4096)
+                    continue
+                connection = key.fileobj
+                assert isinstance(connection, socket.socket)
+                address, _ = self._forget(connection)
+                self._dispatch(connection, address)
+        for connection in list(self._waiting):
+            self._drop(connection)
+
+    def _watch(self, connection: socket.socket, address: Any) -> None:
+        try:
+            self._selector.register(connection, selectors.EVENT_READ)
+        except (OSError, ValueError):  # closed by the client already
+            self._close(connection)
+            return
+        self._waiting[connection] = (address, time.monotonic() + self.idle_timeout)
+        while len(self._waiting) > self.max_waiting:
+            self._drop(next(iter(self._waiting)))
+
+    def _expire(self) -> float | None:
+        """Close the connections silent for too long; seconds until the next one is due."""
+        now = time.monotonic()
+        while self._waiting:
+            connection, (_, deadline) = next(iter(self._waiting.items()))
+            if deadline > now:
+                return deadline - now
+            self._drop(connection)
+        return None
+
+    def _forget(self, connection: socket.socket) -> tuple[Any, float]:
+        self._selector.unregister(connection)
+        return self._waiting.pop(connection)
+
+    def _drop(self, connection: socket.socket) -> None:
+        self._forget(connection)
+        self._close(connection)
+
+    def _dispatch(self, connection: socket.socket, address: Any) -> None:
+        """Handle a connection with a request to read: in a new thread if one is free,
+        else after the requests before it."""
+        with self._lock:
+            start = self._busy < self.max_threads
+            queue = not start and len(self._queued) < self.max_waiting
+            if start:
+                self._busy += 1
+            elif queue:
+                self._queued.append((connection, address))
+        if start:
+            worker = threading.Thread(
+                target=self._work, args=(connection, address), name="econbench-viewer-request"
+            )
+            worker.daemon = True
+            worker.start()
+        elif not queue:
+            self._close(connection)
+
+    def _work(self, connection: socket.socket, address: Any) -> None:
+        """Handle one connection, then the queued ones, until none is left."""
+        while True:
+            self._handle(connection, address)
+            with self._lock:
+                if self._closed or not self._queued:
+                    self._busy -= 1
+                    return
+                connection, address = self._queued.popleft()
+
+
 class ViewerServer(ThreadingHTTPServer):
-    """A threading HTTP server on a loopback address, serving one catalog."""
+    """A threading HTTP server on a loopback address, serving one catalog, whose slow and
+    idle clients hold bounded resources (see :class:`ConnectionGate`)."""
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
+    """Connections the kernel holds before they are accepted (the default 5 drops a burst)."""
 
-    def __init__(self, catalog: Catalog, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        idle_timeout: float = IDLE_TIMEOUT_S,
+        max_threads: int = MAX_THREADS,
+        max_waiting: int = MAX_WAITING,
+    ) -> None:
         address = check_loopback(host)
         self.address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
         self.api = Api(catalog)
-        super().__init__((address, port), ViewerHandler)
+        self.idle_timeout = idle_timeout
+        self._gate = ConnectionGate(
+            self.process_request_thread,
+            self.shutdown_request,
+            idle_timeout=idle_timeout,
+            max_threads=max_threads,
+            max_waiting=max_waiting,
+        )
+        try:
+            super().__init__((address, port), ViewerHandler)
+        except BaseException:  # the port is taken: stop the gate's thread too
+            self._gate.close()
+            raise
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand the connection to the gate, which starts a thread once it has a request."""
+        self._gate.admit(request, client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._gate.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away or stalled is not worth a traceback on the terminal."""
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:
