@@ -178,7 +178,10 @@ def test_a_one_way_sale_on_long_terms_earns_the_pair_nothing() -> None:
 
 def test_the_closing_line_is_in_the_summary_the_trial_balance_and_the_last_daily_row() -> None:
     rows: list[dict] = []
-    run = CoffeeRun(RunConfig(days=12), sink=MemorySink(), daily_sink=rows.append)
+    # The negotiating background leaves retailer_A holding roasted stock on day 12, which
+    # is what a closing line needs.
+    cfg = RunConfig(days=12, agents={"default": "negotiating", "roaster_A": "heuristic"})
+    run = CoffeeRun(cfg, sink=MemorySink(), daily_sink=rows.append)
     world = run.run()
     summary = run_summary(world, {f: "scripted" for f in world.state.firms}, rows)
     retailer = summary["firms"]["retailer_A"]

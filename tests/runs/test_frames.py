@@ -48,7 +48,7 @@ class Chatty(ScriptedPolicy):
 
 
 def coffee(out: Path, seed: int, roaster: str = "scripted", **kw: Any) -> Path:
-    agents = {"default": "negotiating", "roaster_A": roaster}
+    agents = {"default": "bargaining", "roaster_A": roaster}
     run_to_dir(RunConfig(seed=seed, days=DAYS, agents=agents), out, **kw)
     return out
 
@@ -171,7 +171,7 @@ def test_labels_leave_out_the_seed_and_name_differences() -> None:
     assert derive_label("coffee", plain) == "roaster_A=heuristic"
     assert derive_label("coffee", {**plain, "seed": 9}) == "roaster_A=heuristic"
     model = RunConfig(
-        agents={"default": "negotiating", "roaster_A": "openai/gpt-5.5"},
+        agents={"default": "bargaining", "roaster_A": "openai/gpt-5.5"},
         prompts={"roaster_A": "revenue_pressure"},
     ).model_dump(mode="json", by_alias=True)
     assert derive_label("coffee", model) == (

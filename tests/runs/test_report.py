@@ -25,7 +25,7 @@ from econbench.cli import app
 from econbench.runs.allo.cell import run_cell
 from econbench.runs.allo.report import allo_cells, allo_episodes, kappa_table, ladder_table
 from econbench.runs.coffee.config import RunConfig
-from econbench.runs.coffee.report import table2, table3
+from econbench.runs.coffee.report import score_ci, score_paired, table2, table3
 from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.frames import load_runs
 from econbench.runs.report import build_report, ratio_se, write_report
@@ -48,9 +48,7 @@ class Chatty(ScriptedPolicy):
 
 
 def coffee_run(out: Path, seed: int, roaster: str, **kw: Any) -> Path:
-    config = RunConfig(
-        seed=seed, days=DAYS, agents={"default": "negotiating", "roaster_A": roaster}
-    )
+    config = RunConfig(seed=seed, days=DAYS, agents={"default": "bargaining", "roaster_A": roaster})
     run_to_dir(config, out, **kw)
     return out
 
@@ -382,3 +380,65 @@ def test_table3_prices_count_only_the_runs_that_sold(coffee_root: Path, tmp_path
     spoil = [100 * v for v in roaster_values(coffee_root, "scripted", "spoilage_rate")]
     assert table.data.loc[0, "spoilage_rate_pct_mean"] == pytest.approx(statistics.fmean(spoil))
     assert table.data.loc[0, "price_roasted_coffee_kg_runs"] == 1
+
+
+T975_DF1 = 12.706205  # t_{0.975, 1}: the 95 % factor of a mean of two seeds (tables)
+
+
+def test_score_ci_is_mean_sd_range_and_t_interval_over_seeds(coffee_root: Path) -> None:
+    table = score_ci(load_runs([coffee_root]))
+    assert table is not None
+    data = table.data.set_index("configuration")
+    shown = table.display.set_index("configuration")
+    for roaster, label in CONFIGS.items():
+        net = roaster_values(coffee_root, roaster, "net_income")
+        mean, sd = statistics.fmean(net), statistics.stdev(net)
+        half = T975_DF1 * sd / math.sqrt(2)
+        row = data.loc[label]
+        assert (row["n"], row["seeds"]) == (2, "1, 2")
+        assert row["score_mean"] == pytest.approx(mean)
+        assert row["score_sd"] == pytest.approx(sd)
+        assert (row["score_min"], row["score_max"]) == (min(net), max(net))
+        assert row["ci_lo"] == pytest.approx(mean - half, rel=1e-6)
+        assert row["ci_hi"] == pytest.approx(mean + half, rel=1e-6)
+        assert shown.loc[label, "mean ($)"] == f"{mean:,.2f}"
+        assert shown.loc[label, "min to max ($)"] == f"{min(net):,.2f} to {max(net):,.2f}"
+        ci = f"{row['ci_lo']:,.2f} to {row['ci_hi']:,.2f}"
+        assert shown.loc[label, "95 % interval ($)"] == ci
+    assert any("Student t" in note for note in table.notes)
+
+
+def test_score_paired_is_b_minus_a_seed_by_seed(coffee_root: Path, tmp_path: Path) -> None:
+    table = score_paired(load_runs([coffee_root]))
+    assert table is not None
+    [row] = table.data.to_dict("records")
+    assert (row["configuration_a"], row["configuration_b"]) == (
+        CONFIGS["passive"],
+        CONFIGS["scripted"],
+    )
+    passive = roaster_values(coffee_root, "passive", "net_income")
+    scripted = roaster_values(coffee_root, "scripted", "net_income")
+    diffs = [s - p for p, s in zip(passive, scripted, strict=True)]
+    mean, sd = statistics.fmean(diffs), statistics.stdev(diffs)
+    half = T975_DF1 * sd / math.sqrt(2)
+    assert (row["n_common"], row["common_seeds"]) == (2, "1, 2")
+    assert row["diff_mean"] == pytest.approx(mean)
+    assert row["diff_sd"] == pytest.approx(sd)
+    assert row["ci_lo"] == pytest.approx(mean - half, rel=1e-6)
+    assert row["ci_hi"] == pytest.approx(mean + half, rel=1e-6)
+    assert row["excludes_zero"] == (mean - half > 0 or mean + half < 0)
+    assert (row["only_a"], row["only_b"]) == (0, 0)
+    [shown] = table.display.to_dict("records")
+    assert shown["mean B - A ($)"] == f"{mean:,.2f}"
+    assert shown["left out"] == "none"
+
+    out = tmp_path / "report"
+    write_report([coffee_root], out)
+    with (out / "score_paired.csv").open() as fh:
+        [csv_row] = list(csv.DictReader(fh))
+    assert float(csv_row["diff_mean"]) == pytest.approx(mean)
+    assert float(csv_row["ci_hi"]) == pytest.approx(mean + half, rel=1e-6)
+    assert f"| {mean:,.2f} |" in (out / "score_paired.md").read_text()
+    assert "score_ci.tex" in {p.name for p in out.iterdir()}
+    page = (out / "index.html").read_text()
+    assert page.index('id="table2"') < page.index('id="score_ci"') < page.index('id="score_paired"')

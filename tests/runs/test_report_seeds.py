@@ -15,7 +15,7 @@ import pytest
 from econbench.allo.metrics import paired_ratio_bootstrap
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.figures import draw_figure3, festival_spans, focal_means
-from econbench.runs.coffee.report import table2, table3
+from econbench.runs.coffee.report import ALL_PAIRS_UP_TO, score_ci, score_paired, table2, table3
 from econbench.runs.coffee.run import run_to_dir
 from econbench.runs.frames import load_runs
 from econbench.runs.palette import CONFIG_COLORS, FIRM_COLORS, SPARE_COLORS, firm_color
@@ -214,3 +214,58 @@ def test_a_wide_table_is_compact_in_html_and_keeps_its_text() -> None:
     assert '<table class="wide">' in table_html(table)
     narrow = Table("t", "t", wide.iloc[:, :2], wide.iloc[:, :2])
     assert not is_wide(narrow) and "<table>" in table_html(narrow)
+
+
+def relabel(run: Path, label: str) -> Path:
+    meta = json.loads((run / "meta.json").read_text())
+    (run / "meta.json").write_text(json.dumps({**meta, "label": label}))
+    return run
+
+
+def test_paired_scores_leave_out_the_unshared_seeds_and_one_seed_has_no_interval(
+    coffee_root: Path, tmp_path: Path
+) -> None:
+    for seed in (1, 2):
+        relabel(shutil.copytree(coffee_root / f"s{seed}", tmp_path / f"a{seed}"), "A")
+    first = roaster(coffee_root / "s1")["net_income"]
+    relabel(rerun(coffee_root / "s1", tmp_path / "b1", first + 100.0), "B")
+    runs = load_runs([tmp_path])
+
+    ci = score_ci(runs)
+    assert ci is not None
+    shown = ci.display.set_index("configuration")
+    assert shown.loc["B", "95 % interval ($)"] == "none (n = 1)"
+    assert shown.loc["B", "SD ($)"] == "–" and shown.loc["A", "n"] == "2"
+    assert any("one seed has no SD and no interval" in n for n in ci.notes)
+
+    paired = score_paired(runs)
+    assert paired is not None
+    [row] = paired.data.to_dict("records")
+    assert (row["n_common"], row["common_seeds"], row["only_a"], row["only_b"]) == (1, "1", 1, 0)
+    assert row["diff_mean"] == pytest.approx(100.0)
+    assert row["excludes_zero"] is None
+    [shown_row] = paired.display.to_dict("records")
+    assert shown_row["95 % interval ($)"] == "none (n = 1)"
+    assert (shown_row["excludes 0"], shown_row["left out"]) == ("–", "A only: 2")
+    assert any("1 in all, in 1 of 1 pair(s)" in n for n in paired.notes)
+    assert any("one common seed" in n for n in paired.notes)
+
+
+def test_many_configurations_are_compared_with_the_first(coffee_root: Path, tmp_path: Path) -> None:
+    base = [roaster(coffee_root / f"s{seed}")["net_income"] for seed in (1, 2)]
+    labels = [f"c{i}" for i in range(ALL_PAIRS_UP_TO + 1)]
+    for i, label in enumerate(labels):
+        for seed in (1, 2):
+            # c_i scores base + 10 i on seed 1 and base + 30 i on seed 2: B − A = 20 i on average
+            shift = (10 if seed == 1 else 30) * i
+            run = rerun(
+                coffee_root / f"s{seed}", tmp_path / f"{label}-{seed}", base[seed - 1] + shift
+            )
+            relabel(run, label)
+    paired = score_paired(load_runs([tmp_path]))
+    assert paired is not None
+    data = paired.data
+    assert list(data["configuration_a"]) == ["c0"] * ALL_PAIRS_UP_TO
+    assert list(data["configuration_b"]) == labels[1:]
+    assert list(data["diff_mean"]) == pytest.approx([20.0 * i for i in range(1, len(labels))])
+    assert any("each is compared with the first, c0" in n for n in paired.notes)

@@ -206,6 +206,8 @@ _TEX_ESCAPES = {
     "–": "--",
     "—": "---",
     "Σ": r"$\Sigma$",
+    "×": r"$\times$",
+    "√": r"$\surd$",
 }
 _TEX_RE = re.compile("|".join(re.escape(k) for k in _TEX_ESCAPES))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from econbench.agents.policy import Actor
+from econbench.coffee.policies.bargaining import BARGAINING
 from econbench.coffee.policies.farmer import ScriptedFarmer
 from econbench.coffee.policies.heuristic import HeuristicRoaster, ScriptedRoaster
 from econbench.coffee.policies.negotiating import HAGGLE, NEGOTIATING
@@ -42,8 +43,9 @@ _REGISTRY: dict[str, dict[str, Callable[[], Actor]]] = {
     },
     "negotiating": NEGOTIATING,  # type: ignore[dict-item]
     "haggle": HAGGLE,  # type: ignore[dict-item]
+    "bargaining": BARGAINING,  # type: ignore[dict-item]
 }
-_SEEDED = ("negotiating", "haggle")
+_SEEDED = ("negotiating", "haggle", "bargaining")
 """Policies with hidden valuations drawn from the run seed and the firm."""
 
 POLICY_NAMES: tuple[str, ...] = tuple(_REGISTRY)

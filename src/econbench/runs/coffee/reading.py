@@ -130,6 +130,7 @@ def _provisional_coffee(
         rows.append(
             {
                 "firm": firm,
+                # a config without "default" is from before it was recorded: negotiating
                 "policy": agents.get(firm) or agents.get("default") or "negotiating",
                 "net_income": float(last["net_income_cum"]),
                 "revenue": float(last["revenue_cum"]),

@@ -6,6 +6,11 @@
   run used an unpriced model). ``table2_firms``: the same for all six firms.
 - ``table3``: ``roaster_A``'s average inventory (kg), spoilage rate (%) and realised average
   sale price per item ($/kg, over the seeds that sold the item).
+- ``score_ci``: ``roaster_A``'s score (net income) per configuration with its resolution:
+  mean, sample SD over seeds, min to max, n and the 95 % Student-t interval of the mean.
+- ``score_paired``: the score's paired differences between configurations on the seeds they
+  share (mean of per-seed differences, its 95 % interval, whether it excludes 0); every pair
+  up to :data:`ALL_PAIRS_UP_TO` configurations, else each against the first.
 
 A seed counts once, as AlloBench counts it: ``n`` is the number of distinct seeds and
 ``seeds`` lists them. Runs of one configuration that repeat a seed (a rerun, a copy) are one
@@ -19,6 +24,7 @@ each benchmark its own).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -39,10 +45,11 @@ from econbench.runs.report import (
     seed_set_text,
     shown_label,
 )
+from econbench.stats import LEVEL, Paired, Summary, paired_differences, summarize
 
 FOCAL_FIRM = "roaster_A"
 FIRM_ORDER = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
-PAGE_TABLES = ("table2", "table2_firms", "table3")
+PAGE_TABLES = ("table2", "score_ci", "score_paired", "table2_firms", "table3")
 """The tables ``index.html`` shows, in this order."""
 
 
@@ -265,7 +272,211 @@ def table3(runs: Sequence[RunFrames]) -> Table | None:
     )
 
 
+# -- score resolution -----------------------------------------------------------------------------
+
+SCORE_KEY = "net_income"
+"""roaster_A's score: its net income."""
+ALL_PAIRS_UP_TO = 6
+"""Up to this many configurations every pair is compared (15 rows at most); beyond it each
+configuration is compared with the first only, so the table stays readable."""
+_PCT = f"{LEVEL:.0%}".replace("%", " %")
+
+
+def _seed_scores(group: Sequence[RunFrames]) -> dict[int | str, float]:
+    """roaster_A's score per seed (a repeated seed's runs averaged); a seed without one is
+    left out."""
+    scores = {}
+    for key, rows in _seed_rows(group, FOCAL_FIRM):
+        value = _seed_value(rows, SCORE_KEY)
+        if value is not None:
+            scores[key] = value
+    return scores
+
+
+ScoredGroup = tuple[str, list[RunFrames], dict[int | str, float]]
+"""A configuration's label, its runs and roaster_A's score per seed."""
+
+
+def _scored_groups(runs: Sequence[RunFrames]) -> list[ScoredGroup]:
+    """(label, runs, score per seed) of every configuration with at least one score."""
+    out = []
+    for label, group in _coffee_groups(runs).items():
+        scores = _seed_scores(group)
+        if scores:
+            out.append((label, group, scores))
+    return out
+
+
+def _money(value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:,.2f}"
+
+
+def _interval_text(summary: Summary) -> str:
+    """``lo to hi``; why there is none otherwise (one value, or none)."""
+    if summary.has_interval:
+        return f"{_money(summary.ci_lo)} to {_money(summary.ci_hi)}"
+    return "none (n = 1)" if summary.n == 1 else "–"
+
+
+_INTERVAL_NOTE = (
+    f"{_PCT} interval of the mean over seeds (Student t): mean ± t(n - 1) × SD / √n, "
+    "SD the sample standard deviation (n - 1); n = 1 gives no interval."
+)
+
+
+def score_ci(runs: Sequence[RunFrames]) -> Table | None:
+    """roaster_A's score per configuration with its spread over seeds and the interval of
+    its mean: how far apart two configurations must be before their order means anything."""
+    data_rows, shown_rows = [], []
+    for label, group, scores in _scored_groups(runs):
+        s = summarize(scores.values())
+        text = seed_set_text(scores)
+        n_runs = sum(len(rows) for key, rows in _seed_rows(group, FOCAL_FIRM) if key in scores)
+        data_rows.append(
+            {"configuration": label, "n": s.n, "seeds": text, "runs": n_runs}
+            | {"score_mean": s.mean, "score_sd": s.sd, "score_min": s.min, "score_max": s.max}
+            | {"ci_lo": s.ci_lo, "ci_hi": s.ci_hi, "ci_half_width": s.half_width}
+            | {"level": s.level, "partial": any(not r.completed for r in group)}
+        )
+        shown_rows.append(
+            {
+                "configuration": shown_label(label, group),
+                "n": str(s.n),
+                "seeds": text,
+                "mean ($)": _money(s.mean),
+                "SD ($)": _money(s.sd),
+                "min to max ($)": f"{_money(s.min)} to {_money(s.max)}",
+                f"{_PCT} interval ($)": _interval_text(s),
+                "± ($)": _money(s.half_width),
+            }
+        )
+    if not data_rows:
+        return None
+    notes = [_INTERVAL_NOTE]
+    if any(r["n"] == 1 for r in data_rows):
+        notes.append("A configuration with one seed has no SD and no interval.")
+    return Table(
+        "score_ci",
+        f"{FOCAL_FIRM}'s score per configuration: spread over seeds and {_PCT} interval",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [*notes, *partial_notes(data_rows), *_repeat_notes(data_rows)],
+    )
+
+
+def comparison_pairs(
+    labels: Sequence[str], all_up_to: int = ALL_PAIRS_UP_TO
+) -> list[tuple[str, str]]:
+    """The (A, B) pairs the paired table compares: every pair, in order, for up to
+    ``all_up_to`` configurations; else each configuration against the first."""
+    if len(labels) <= all_up_to:
+        return list(itertools.combinations(labels, 2))
+    return [(labels[0], other) for other in labels[1:]]
+
+
+def _sign_text(pair: Paired) -> str:
+    if pair.excludes_zero is None:
+        return "–"
+    if not pair.excludes_zero:
+        return "no"
+    return "yes (B > A)" if pair.diff.mean > 0 else "yes (B < A)"
+
+
+def _left_out_text(pair: Paired) -> str:
+    parts = [
+        f"{side} only: {seed_set_text(seeds)}"
+        for side, seeds in (("A", pair.only_a), ("B", pair.only_b))
+        if seeds
+    ]
+    return "; ".join(parts) or "none"
+
+
+def _pair_rows(a: ScoredGroup, b: ScoredGroup) -> tuple[dict[str, Any], dict[str, str]]:
+    (label_a, group_a, scores_a), (label_b, group_b, scores_b) = a, b
+    pair = paired_differences(scores_a, scores_b)
+    d = pair.diff
+    partial = any(not r.completed for r in (*group_a, *group_b))
+    data = {
+        "configuration_a": label_a,
+        "configuration_b": label_b,
+        "n_common": d.n,
+        "common_seeds": seed_set_text(pair.common),
+        "diff_mean": d.mean,
+        "diff_sd": d.sd,
+        "ci_lo": d.ci_lo,
+        "ci_hi": d.ci_hi,
+        "excludes_zero": pair.excludes_zero,
+        "only_a": len(pair.only_a),
+        "only_b": len(pair.only_b),
+        "only_a_seeds": seed_set_text(pair.only_a) if pair.only_a else "",
+        "only_b_seeds": seed_set_text(pair.only_b) if pair.only_b else "",
+        "level": d.level,
+        "partial": partial,
+    }
+    shown = {
+        "A": shown_label(label_a, group_a),
+        "B": shown_label(label_b, group_b),
+        "n common": str(d.n),
+        "common seeds": seed_set_text(pair.common) if pair.common else "none",
+        "mean B - A ($)": _money(d.mean),
+        "SD ($)": _money(d.sd),
+        f"{_PCT} interval ($)": _interval_text(d),
+        "excludes 0": _sign_text(pair),
+        "left out": _left_out_text(pair),
+    }
+    return data, shown
+
+
+def score_paired(runs: Sequence[RunFrames]) -> Table | None:
+    """Paired differences of roaster_A's score between configurations on their common seeds.
+
+    A seed's economy (demand, shipping, the background firms' draws) is the same in every
+    configuration, so B − A seed by seed removes most of the seed-to-seed spread that the
+    per-configuration intervals carry; a seed only one configuration ran cannot be paired
+    and is left out (counted).
+    """
+    groups = _scored_groups(runs)
+    if len(groups) < 2:
+        return None
+    by_label = {g[0]: g for g in groups}
+    pairs = comparison_pairs(list(by_label))
+    data_rows, shown_rows = [], []
+    for label_a, label_b in pairs:
+        data, shown = _pair_rows(by_label[label_a], by_label[label_b])
+        data_rows.append(data)
+        shown_rows.append(shown)
+    notes = [
+        "Each row is B - A on the seeds both configurations ran: the mean of the per-seed "
+        f"differences and its {_PCT} Student-t interval (t(n - 1) × SD / √n, SD of the "
+        "differences); 'excludes 0' says whether the interval lies wholly on one side of 0.",
+    ]
+    if len(pairs) < len(groups) * (len(groups) - 1) // 2:
+        notes.append(
+            f"More than {ALL_PAIRS_UP_TO} configurations: each is compared with the first, "
+            f"{groups[0][0]}."
+        )
+    left_out = sum(r["only_a"] + r["only_b"] for r in data_rows)
+    if left_out:
+        pairs_with = sum(1 for r in data_rows if r["only_a"] + r["only_b"])
+        notes.append(
+            "A seed that only one configuration of a pair ran is left out of that pair's "
+            f"difference: {left_out} in all, in {pairs_with} of {len(data_rows)} pair(s) "
+            "('left out' lists them)."
+        )
+    if any(r["n_common"] == 1 for r in data_rows):
+        notes.append("A pair with one common seed has a difference but no interval.")
+    return Table(
+        "score_paired",
+        f"{FOCAL_FIRM}'s score: paired differences between configurations on common seeds",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [*notes, *partial_notes(data_rows)],
+        text_columns=2,
+    )
+
+
 def coffee_section(runs: Sequence[RunFrames]) -> Section:
     """CoffeeBench's tables over its runs."""
-    tables = [t for t in (table2(runs), table2_firms(runs), table3(runs)) if t is not None]
+    built = (table2(runs), score_ci(runs), score_paired(runs), table2_firms(runs), table3(runs))
+    tables = [t for t in built if t is not None]
     return Section(READER.name, READER.title, list(runs), tables, PAGE_TABLES)

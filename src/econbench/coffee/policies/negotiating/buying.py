@@ -159,6 +159,47 @@ class Buyer:
                 break
             need -= bought
 
+    def take(
+        self,
+        sender: str,
+        proposal: Proposal,
+        need: int,
+        observation: dict[str, Any],
+        budget: dict[str, float],
+        through: int,
+    ) -> Routine:
+        """Accept a SELL proposal by bidding its price on the sender's listing (its bid is
+        its acceptance), for what is needed and affordable."""
+        item = proposal.item
+        qty = min(proposal.qty, need, int(budget["headroom"]))
+        qty = min(qty, int(budget["cash"] // proposal.price))
+        if qty <= 0:
+            return
+        listings = yield call("view_listings", item_id=item)
+        lst = next((x for x in listings.get("listings", []) if x["seller"] == sender), None)
+        if lst is None:
+            return
+        qty = min(qty, lst["qty"])
+        price = round(min(proposal.price, lst["asking_price"]), 2)
+        for offer in observation.get("offers_out", []):
+            if offer["listing_id"] == lst["listing_id"]:
+                yield call("withdraw_offer", offer_id=offer["offer_id"])
+        result = yield call(
+            "make_offer", listing_id=lst["listing_id"], offered_price=price, qty=qty
+        )
+        if ok(result):
+            budget["headroom"] -= qty
+            budget["cash"] -= qty * price
+            mem.promise_got(
+                self.memory,
+                sender,
+                item,
+                qty,
+                price,
+                proposal.valid_through or through,
+                result["offer"]["offer_id"],
+            )
+
     def answer_sell(
         self,
         sender: str,
@@ -186,34 +227,7 @@ class Buyer:
                 )
             return
         if proposal.price <= top + 1e-9:
-            qty = min(proposal.qty, need, int(budget["headroom"]))
-            qty = min(qty, int(budget["cash"] // proposal.price))
-            if qty <= 0:
-                return
-            listings = yield call("view_listings", item_id=item)
-            lst = next((x for x in listings.get("listings", []) if x["seller"] == sender), None)
-            if lst is None:
-                return
-            qty = min(qty, lst["qty"])
-            price = round(min(proposal.price, lst["asking_price"]), 2)
-            for offer in observation.get("offers_out", []):
-                if offer["listing_id"] == lst["listing_id"]:
-                    yield call("withdraw_offer", offer_id=offer["offer_id"])
-            result = yield call(
-                "make_offer", listing_id=lst["listing_id"], offered_price=price, qty=qty
-            )
-            if ok(result):
-                budget["headroom"] -= qty
-                budget["cash"] -= qty * price
-                mem.promise_got(
-                    self.memory,
-                    sender,
-                    item,
-                    qty,
-                    price,
-                    proposal.valid_through or through,
-                    result["offer"]["offer_id"],
-                )
+            yield from self.take(sender, proposal, need, observation, budget, through)
             return
         if proposal.kind == "accept":
             return

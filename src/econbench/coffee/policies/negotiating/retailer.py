@@ -91,13 +91,16 @@ class NegotiatingRetailer(Buyer, NegotiatingFirm):
         for sender, proposal in proposals:
             if proposal.side != "sell" or proposal.item not in self.buy_items:
                 continue
-            item = proposal.item
-            standing = sum(
-                o["qty"] for o in observation.get("offers_out", []) if o["item_id"] == item
-            )
-            need = self.memory["need"].get(item, 0)
-            need = max(need, int(DEFAULT_DAILY_SALES[item]) - stock[item]["on_hand"])
-            need = max(0, need, standing)
+            need = self.need_for(sender, proposal.item, stock, observation)
             yield from self.answer_sell(sender, proposal, need, observation, budget)
+
+    def need_for(
+        self, sender: str, item: str, stock: dict[str, Any], observation: dict[str, Any]
+    ) -> int:
+        """The kg of ``item`` a SELL proposal from ``sender`` may fill."""
+        standing = sum(o["qty"] for o in observation.get("offers_out", []) if o["item_id"] == item)
+        need = self.memory["need"].get(item, 0)
+        need = max(need, int(DEFAULT_DAILY_SALES[item]) - stock[item]["on_hand"])
+        return max(0, need, standing)
 
     _daily_sales = staticmethod(ScriptedRetailer._daily_sales)

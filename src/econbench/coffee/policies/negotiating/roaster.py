@@ -151,5 +151,11 @@ class NegotiatingRoaster(Seller, Buyer, NegotiatingFirm):
             if proposal.side == "buy" and proposal.item in self.sell_items:
                 yield from self.answer_buy(sender, proposal, stock, observation)
             elif proposal.side == "sell" and proposal.item in self.buy_items:
-                need = max(self.green_need(stock, proposal.item), DAILY_GREEN[proposal.item] // 2)
+                need = self.green_for(sender, proposal.item, stock, observation)
                 yield from self.answer_sell(sender, proposal, need, observation, budget)
+
+    def green_for(
+        self, sender: str, green: str, stock: dict[str, Any], observation: dict[str, Any]
+    ) -> int:
+        """The kg of ``green`` a SELL proposal from ``sender`` may fill."""
+        return max(self.green_need(stock, green), DAILY_GREEN[green] // 2)

@@ -64,13 +64,17 @@ class Seller:
             if floor is None:
                 continue
             ask = levels["ask"][item]
+            unsold = day - levels["last_sale"].get(item, day - 1) >= UNSOLD_DAYS
             if item in levels["listed"] and item not in open_items:
                 ask = min(ask * ASK_RISE, levels["ask0"][item] * ASK_TOP)
-            elif stock[item]["on_hand"] > 0 and day - levels["last_sale"].get(item, day - 1) >= (
-                UNSOLD_DAYS
-            ):
+            elif stock[item]["on_hand"] > 0 and (unsold or self.overstocked(item, stock[item])):
                 ask = ask * ASK_DROP
             levels["ask"][item] = round(max(ask, floor * ASK_FLOOR_MARGIN), 2)
+
+    def overstocked(self, item: str, row: dict[str, Any]) -> bool:
+        """Whether to lower the ask although the item sells: never here (a firm that bargains
+        with its market, ``policies.bargaining``, lowers it when stock piles up)."""
+        return False
 
     def list_stock(self, stock: dict[str, Any]) -> Routine:
         listed = []
@@ -85,6 +89,15 @@ class Seller:
         self.memory["levels"]["listed"] = listed
 
     # ------------------------------------------------------------ offers
+    def acceptable(self, buyer: str, item: str, floor: float, day: int) -> float:
+        """The least this firm takes from ``buyer`` today: here the floor itself (a firm
+        that bargains with the market, ``policies.bargaining``, answers otherwise)."""
+        return floor
+
+    def note_round(self, buyer: str, item: str, day: int) -> None:
+        """One more counter-proposal to ``buyer`` on ``item``."""
+        mem.next_round(self.memory, buyer, item)
+
     def counter_price(self, buyer: str, item: str, floor: float) -> float:
         ask = max(self.ask(item), floor)
         share = min(1.0, self.concession * (mem.rounds(self.memory, buyer, item) + 1))
@@ -115,7 +128,11 @@ class Seller:
             floor = self.floor(item, stock[item])
             if floor is None:
                 continue
-            if offer["offered_price"] + 1e-9 < floor:
+            least = self.acceptable(buyer, item, floor, day)
+            promised = mem.promise_for(self.memory, buyer, item, day)
+            if promised is not None and offer["qty"] <= promised["qty"]:
+                least = min(least, max(floor, promised["price"]))
+            if offer["offered_price"] + 1e-9 < least:
                 if offer["offer_id"] not in self.memory["countered"]:
                     to_counter.append(offer)
                 continue
@@ -138,7 +155,7 @@ class Seller:
             assert floor is not None
             price = self.counter_price(buyer, item, floor)
             qty = min(offer["qty"], max(stock[item]["on_hand"], 1))
-            mem.next_round(self.memory, buyer, item)
+            self.note_round(buyer, item, day)
             mem.promise_made(self.memory, buyer, item, qty, price, day + mem.PROMISE_DAYS)
             yield from self.reply(  # type: ignore[attr-defined]
                 buyer,
@@ -197,7 +214,7 @@ class Seller:
             None,
         )
         where = f"on my listing {listing}" if listing else "on my listing of it"
-        if proposal.price + 1e-9 >= floor:
+        if proposal.price + 1e-9 >= self.acceptable(sender, item, floor, day):
             price = round(proposal.price, 2)
             mem.promise_made(self.memory, sender, item, qty, price, through)
             yield from self.reply(  # type: ignore[attr-defined]
@@ -213,7 +230,7 @@ class Seller:
             )
             return
         price = self.counter_price(sender, item, floor)
-        mem.next_round(self.memory, sender, item)
+        self.note_round(sender, item, day)
         mem.promise_made(self.memory, sender, item, qty, price, through)
         yield from self.reply(  # type: ignore[attr-defined]
             sender,
