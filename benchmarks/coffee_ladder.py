@@ -34,7 +34,7 @@ LADDER = ("passive", "heuristic", "scripted", "haggle", "markup:1.5", "markup:2"
 """The offline ladder's rungs: policy names ``econbench coffee run`` accepts for roaster_A."""
 
 # -- the background-exploit search's roasteries ------------------------------------------------
-PROBES = ("control", "resell_rival:kg=20,ladder=False")
+PROBES = ("control", "bisect_buyer:list_at=probe")
 """Rungs played by the search's own roasteries (``econbench.coffee.exploits``), named
 ``probe:<variant>``: its control (trading at public market prices) and its best tactic on
 seeds 0-4 against the default background (``econbench coffee background-exploits``; re-read

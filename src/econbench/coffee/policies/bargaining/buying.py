@@ -33,9 +33,10 @@ from econbench.coffee.policies.negotiating.buying import Buyer
 from econbench.coffee.policies.proposals import Proposal
 
 ROUNDS = 4
-SCARCITY_MAX = 0.25
-"""The most urgency raises what it pays over the price it has been paying: a seller alone in
+SCARCITY_MAX = 0.15
+"""The most urgency raises what it pays over the price it has been paying (15 %): a seller alone in
 the market for a while gets a scarcity price, not whatever the buyer could bear."""
+ASK_LEARNING = 0.25
 PREMIUM_MAX = 0.02
 """However short it is, a buyer pays one seller at most 5 % over another's ask or over what
 it paid the others this week: what a seller can get is what the market gets, and a seller
@@ -57,7 +58,11 @@ class BargainBuyer(Buyer):
         own tool results, so a routine re-driven after a checkpoint sets them the same way."""
         if not hasattr(self, "_seen"):
             self._seen = {}
-        self._seen[item] = (self.memory["day"], [x for x in listings if x["item_id"] == item])
+        mine = [x for x in listings if x["item_id"] == item]
+        self._seen[item] = (self.memory["day"], mine)
+        # the market's ask: the cheapest of at least two sellers', so no one seller sets it
+        if len({x["seller"] for x in mine if x["qty"] > 0}) >= 2:
+            market.book(self.memory, item)["seen_ask"] = market.cheapest_ask(mine, "")
 
     def _listings(self, item: str) -> list[dict[str, Any]]:
         day, listings = getattr(self, "_seen", {}).get(item, (-1, []))
@@ -126,10 +131,22 @@ class BargainBuyer(Buyer):
             entry = market.book(self.memory, item)
             if any(w[0] == item for w in waiting) and self.short_of(item, observation):
                 entry["urgency"] += 1
+                self.learn_from_asks(item, entry)
             else:
                 entry["urgency"] = max(0, entry["urgency"] - 1)
         pending = {o["offer_id"] for o in observation.get("offers_out", [])}
         mem.check_promises_got(self.memory, day, pending)
+
+    def learn_from_asks(self, item: str, entry: dict[str, Any]) -> None:
+        """A buyer short of an item it has bought nothing of for a week has no price of its
+        own to go by: it moves its reference a quarter of the way toward the market's ask
+        (the cheapest of two or more sellers' it last saw, within its reservation value)
+        each such morning, rather than wait for ever at its first guess. Once it trades, its
+        deals set the reference again; a seller alone in the market cannot set it."""
+        ask, top = entry.get("seen_ask"), self.max_price(item)
+        if entry["deals"] or ask is None or top is None or ask <= entry["ref"]:
+            return
+        entry["ref"] = round(min(top, entry["ref"] + (ask - entry["ref"]) * ASK_LEARNING), 4)
 
     def answer_sell(
         self,

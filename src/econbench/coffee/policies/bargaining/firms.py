@@ -108,7 +108,7 @@ class BargainingRoaster(MarketFirm, BargainSeller, BargainBuyer, NegotiatingRoas
             for item in self.sell_items
         }
         for green in self.buy_items:
-            top = NegotiatingRoaster.max_price(self, green) or 0.0
+            top = self.green_value(green) or 0.0
             # halfway from its opening share to its maximum: a roaster that waits for green
             # would leave the retailers to roaster_A alone for the first weeks
             refs[green] = _buyer_start(top, (1 + self.values["bid_start"]) / 2)
@@ -128,13 +128,18 @@ class BargainingRoaster(MarketFirm, BargainSeller, BargainBuyer, NegotiatingRoas
         """The most it pays for green: what its roasted coffee is expected to fetch, less
         labour, less a third of its drawn margin (the negotiating roaster keeps all of it and
         so buys nothing, for weeks on some seeds, while roaster_A alone supplies the shops)."""
+        value = self.green_value(item)
+        if value is None:
+            return None
+        return round(value * market.seasonal(self.values, self.memory["day"]), 2)
+
+    def green_value(self, item: str) -> float | None:
+        """What a kg of green ``item`` is worth to it, before the season's drift."""
         if item not in YIELD:
             return None
         expected = self.memory["levels"]["expected"][OUTPUT[item]]
         value = (expected * YIELD[item] - LABOUR[item]) * (1 - self.values["margin"] / 2)
-        if value <= 0:
-            return None
-        return round(value * market.seasonal(self.values, self.memory["day"]), 2)
+        return value if value > 0 else None
 
     def short_of(self, item: str, observation: dict[str, Any]) -> bool:
         return self.green_need(observation["stock"], item) > 0
