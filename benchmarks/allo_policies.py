@@ -86,7 +86,7 @@ def main() -> None:
         print(
             f"| `{spec}` | {_fmt(s['score'])} | {s['score_mean']:.3f} [{lo:.3f}, {hi:.3f}] | "
             f"{_fmt(s['first_sight_rate'])} | {s['trap_commits_mean']:.2f} | "
-            f"{_fmt(s['lateness_mean'], 2)} | {s['utility_mean']:.2f} |"
+            f"{_fmt(s['lateness1_mean'], 2)} | {s['utility_mean']:.2f} |"
         )
 
     print(f"\n### Economic grid, seeds 0–{ng - 1}: pooled score (first-sight rate)\n")

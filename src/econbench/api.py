@@ -341,6 +341,7 @@ def run_allo(
     cost: float = 0.0,
     budget: int = 3,
     protocol: str = "paper",
+    condition: str | None = None,
     out: str | Path | None = None,
     overwrite: bool = False,
 ) -> AlloResult:
@@ -362,6 +363,9 @@ def run_allo(
         cost: The build charge K.
         budget: The build budget B.
         protocol: ``paper`` (default) or ``econbench`` texts and turn rules.
+        condition: The paper's condition (``econbench.allo.conditions``): ``frontier``
+            (default), ``surface``, ``reskin``, ``no-n``, ``tool-probe``, ``qwen``, or
+            ``econbench`` (the same as ``protocol="econbench"``).
         out: The cell's directory (default: a new temporary directory, kept).
         overwrite: Start afresh in ``out`` rather than continue the cell there.
     """
@@ -375,7 +379,13 @@ def run_allo(
     if model is not None:
         policy = register_scripted(_model_name(model), model)
     spec = CellSpec(
-        framing, policy, seeds=tuple(chosen), cost=cost, budget=budget, protocol=protocol
+        framing,
+        policy,
+        seeds=tuple(chosen),
+        cost=cost,
+        budget=budget,
+        protocol=protocol,
+        condition=condition,
     )
     factory = TextActorFactory(actor) if actor is not None else actor_factory
     where = _out_dir(out, "allo")

@@ -41,9 +41,9 @@ def _episode(name: str, seed: int = 2000, cost: float = 0.0, budget: int = 3, **
 
 
 def test_registry_names_and_token_limits() -> None:
-    assert list(FRAMINGS) == ["r0", "r1", "r2", "r3"]
+    assert list(FRAMINGS) == ["r0", "r1", "r2", "r3", "r0-tool"]
     limits = {name: get_framing(name).max_tokens for name in FRAMINGS}
-    assert limits == {"r0": 512, "r1": 1500, "r2": 2500, "r3": 4096}
+    assert limits == {"r0": 512, "r1": 1500, "r2": 2500, "r3": 4096, "r0-tool": 512}
     assert get_framing("r3").episode_max_tokens == 300_000
     assert get_framing("R1").name == "r1"
 

@@ -40,7 +40,7 @@ def test_episode_return_is_net_utility(env_cls, mode: str, cost: float) -> None:
             obs, reward, done, truncated, info = env.step(int(rng.integers(2)))
             assert not truncated
             total += reward
-        assert total == pytest.approx(info["episode"]["utility"])
+        assert total == pytest.approx(info["result"]["utility"])
         assert env.observation_space.contains(obs)
         with pytest.raises(RuntimeError):
             env.step(0)
@@ -151,7 +151,7 @@ def test_env_plays_the_same_game_as_the_game_module() -> None:
             keep = policy.decide(game.view())
             game.step(keep)
             *_, done, _, info = env.step(int(keep))
-        assert info["episode"] == want.to_dict() == game.result().to_dict()
+        assert info["result"] == want.to_dict() == game.result().to_dict()
 
 
 def test_invalid_construction_and_actions() -> None:
@@ -165,3 +165,85 @@ def test_invalid_construction_and_actions() -> None:
     env.reset(seed=1)
     with pytest.raises(ValueError):
         env.step(2)
+
+
+# -- Stable-Baselines3's helpers ---------------------------------------------------------------
+# stable-baselines3 is not a dependency (nor installed here); these tests do what its
+# ``common.env_util.make_vec_env`` and ``DummyVecEnv`` (2.x) do with an env id, step by step.
+
+
+def _sb3_make_env(env_id: str, env_kwargs: dict | None = None) -> gym.Env:
+    """``make_vec_env``'s ``_init``: ``render_mode="rgb_array"`` unless the caller set one, and
+    only on a ``TypeError`` a second try without it (any other error is SB3's crash)."""
+    env_kwargs = env_kwargs or {}
+    kwargs = {"render_mode": "rgb_array", **env_kwargs}
+    try:
+        env = gym.make(env_id, **kwargs)
+    except TypeError:  # pragma: no cover - the envs take render_mode
+        env = gym.make(env_id, **env_kwargs)
+    return gym.wrappers.RecordEpisodeStatistics(env)  # stands in for SB3's Monitor
+
+
+def test_make_vec_env_as_stable_baselines3_does() -> None:
+    n_envs, seed = 3, 2000
+    envs = [_sb3_make_env("AlloBench-Features-v0", {"cost": 2.0}) for _ in range(n_envs)]
+    # VecEnv.__init__: one render mode for all, and it must be one the env declares.
+    modes = [env.get_wrapper_attr("render_mode") for env in envs]
+    assert modes == ["rgb_array"] * n_envs
+    assert "rgb_array" in envs[0].get_wrapper_attr("metadata")["render_modes"]
+    # DummyVecEnv: seeded first reset, then step with auto-reset on termination.
+    obs = np.stack([env.reset(seed=seed + i)[0] for i, env in enumerate(envs)])
+    assert obs.shape == (n_envs, 6) and obs.dtype == np.float32
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(200):
+        for env in envs:
+            o, _, terminated, truncated, info = env.step(int(rng.integers(2)))
+            if terminated or truncated:
+                assert info["episode"]["l"] >= 1  # the statistics wrapper's, not the env's
+                assert "utility" in info["result"]
+                finished += 1
+                o, _ = env.reset()
+            assert env.observation_space.contains(o)
+    assert finished > 0
+    # VecEnv.render / get_images: one HxWx3 uint8 image per env, tiled.
+    images = [env.render() for env in envs]
+    assert all(img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3 for img in images)
+    assert len({img.shape for img in images}) == 1
+    assert np.concatenate(images, axis=1).shape[1] == n_envs * images[0].shape[1]
+    check_env(gym.make("AlloBench-Features-v0", render_mode="rgb_array").unwrapped)
+
+
+def test_rgb_array_shows_the_stream_so_far() -> None:
+    from econbench.allo.gym_env import RGB_CELL, RGB_COLOURS
+
+    env = AlloFeaturesEnv(render_mode="rgb_array")
+    env.reset(seed=2000)
+    stream = env.stream
+    first = env.render()
+    c = RGB_CELL
+    assert first.shape == (stream.config.n_classes * c, stream.config.n_tasks * c, 3)
+    cls0 = stream.classes[0]
+    cell = first[cls0 * c + c // 2, c // 2]
+    assert tuple(cell) == RGB_COLOURS["current"]
+    env.step(1)  # keep the first draw's class
+    after = env.render()
+    assert tuple(after[cls0 * c + c // 2, c // 2]) == RGB_COLOURS["commit"]
+    later = [t for t in range(1, env.game.t) if stream.classes[t] == cls0]
+    for t in later:  # its later draws, resolved automatically, are collected
+        assert tuple(after[cls0 * c + c // 2, t * c + c // 2]) == RGB_COLOURS["collected"]
+    with pytest.raises(ValueError, match="render_mode"):
+        AlloFeaturesEnv(render_mode="human")
+
+
+def test_r0_env_takes_the_urns_options() -> None:
+    """By default the paper's frontier urn (N announced, no cost sentence at K = 0); the
+    no-N urn and the stated charge are options, as in the evaluation."""
+    prompt = gym.make("AlloBench-R0-v0").reset(seed=9000)[1]["system_prompt"]
+    assert "There are exactly 8 distinct colors" in prompt and "also costs" not in prompt
+    no_n = gym.make("AlloBench-R0-v0", announce_n=False).reset(seed=9000)[1]["system_prompt"]
+    assert "You do not know in advance how many colors" in no_n
+    stated = gym.make("AlloBench-R0-v0", state_cost=True).reset(seed=9000)[1]["system_prompt"]
+    assert "KEEPing a ball also costs 0 point(s)" in stated
+    with pytest.raises(ValueError, match="protocol 'paper' only"):
+        AlloR0Env(protocol="econbench", announce_n=False)

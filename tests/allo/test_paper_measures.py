@@ -102,7 +102,7 @@ def test_hazard_pools_eligible_turns_and_keeps_zero_commit_episodes() -> None:
         math.sqrt(((2 - 5) ** 2 + (8 - 5) ** 2) / 1) / math.sqrt(2)
     )
     # lateness: 1-based 1 and 2 → mean 1.5; the paper's 0-based occurrence − 1 → 0.5
-    assert s["lateness_mean"] == pytest.approx(1.5)
+    assert s["lateness1_mean"] == pytest.approx(1.5)
     assert s["lateness0_mean"] == pytest.approx(0.5)
 
 

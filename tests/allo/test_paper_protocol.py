@@ -19,7 +19,6 @@ from econbench.allo.families import FAMILIES, family_for_class, instance_for
 from econbench.allo.framings import PROTOCOLS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import render
 from econbench.allo.framings.covers import (
-    cover_index,
     covers,
     fields,
     problem_text,
@@ -28,6 +27,7 @@ from econbench.allo.framings.covers import (
 )
 from econbench.allo.framings.paper_solver import PaperSolverReader
 from econbench.allo.game import Game
+from econbench.allo.instances import episode_instances
 from econbench.allo.llm_actor import LLMActor
 from econbench.allo.runner import CellSpec, play_episode, spec_from_config, with_protocol
 from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_stream
@@ -180,23 +180,31 @@ def test_r2_asks_for_a_real_function_and_never_hints_it_is_inspected() -> None:
 
 
 def test_cost_sentence_as_the_papers_economic_surface() -> None:
+    """The surface states the charge at every K (``state_cost``); the ladder, the default,
+    states none at K = 0 (a charge above 0 is always stated)."""
     stream = generate_stream(2000, CFG)
     sentence = "claim_solver also costs {} point(s), deducted once at the moment you claim it"
     for name in SOLVERS:
         for cost, shown in ((0.0, "0"), (10.0, "10"), (2.5, "2.5")):
-            assert (
-                sentence.format(shown) in get_framing(name).episode(stream, cost, 3).system_prompt()
-            )
-        quiet = get_framing(name, state_cost=False).episode(stream, 0.0, 3).system_prompt()
-        assert "also costs" not in quiet
+            surface = get_framing(name, state_cost=True).episode(stream, cost, 3)
+            assert sentence.format(shown) in surface.system_prompt()
+        for cost, shown in ((10.0, "10"), (2.5, "2.5")):
+            ladder = get_framing(name).episode(stream, cost, 3).system_prompt()
+            assert sentence.format(shown) in ladder
+        quiet = get_framing(name).episode(stream, 0.0, 3).system_prompt()
+        assert "also costs" not in quiet and get_framing(name).state_cost is False
 
 
 def test_a_task_is_the_papers_problem_line() -> None:
     stream = generate_stream(2000, CFG)
     ep = get_framing("r1").episode(stream, 0.0, 3)
     turn = Game(stream).turn()
-    inst = instance_for(2000, 0, turn.cls)
-    problem = render_cover(inst.family, inst.params, cover_index(2000, 0, turn.cls))
+    # Seed 2000's first problem as the paper's own run showed it (its stored stream.json).
+    problem = (
+        "A 32-bit register holds X = 32586213. Repeat 14 times: X ^= (X << 11); X ^= (X >> 9); "
+        "X ^= (X << 17); keeping X masked to 32 bits (AND with 0xFFFFFFFF) after each left "
+        "shift. Report the final X."
+    )
     assert ep.begin_turn(turn, 3) == (
         f"Problem 1 of 60 (decide only -- do NOT compute an answer): {problem}\n"
         "You have 3 solver claim(s) left. Call the claim_solver tool or the skip_solver tool."
@@ -214,7 +222,7 @@ def test_covers_vary_across_occurrences_and_replay() -> None:
     for _ in range(CFG.n_tasks):
         turn = game.turn()
         line = ep.begin_turn(turn, 3).splitlines()[0]
-        by_class.setdefault(turn.cls, set()).add(cover_index(2002, turn.t, turn.cls))
+        by_class.setdefault(turn.cls, set()).add(episode_instances(stream)[turn.t].cover)
         assert recognise(line.split("): ", 1)[1]) == family_for_class(turn.cls).name
         game.step(False)
     assert any(len(used) > 1 for used in by_class.values())
@@ -223,21 +231,25 @@ def test_covers_vary_across_occurrences_and_replay() -> None:
     for seed in EVAL_SEEDS:
         s = generate_stream(seed, CFG)
         for t, c in enumerate(s.classes):
-            used.setdefault(family_for_class(c).name, set()).add(cover_index(seed, t, c))
+            used.setdefault(family_for_class(c).name, set()).add(episode_instances(s)[t].cover)
     assert {k: len(v) for k, v in used.items()} == {k: len(v) for k, v in covers().items()}
     assert _all_texts("r2", 2005, 0.0) == _all_texts("r2", 2005, 0.0)
 
 
-def test_instances_are_the_same_under_both_protocols() -> None:
+def test_each_protocol_records_the_instances_it_shows() -> None:
+    """The paper's protocol shows and records the paper's instances; econbench's keeps its own
+    generator's (its texts and records unchanged)."""
     stream = generate_stream(2004, CFG)
     turn = Game(stream).turn()
-    records = []
+    records = {}
     for protocol in PROTOCOLS:
         ep = get_framing("r1", protocol=protocol).episode(stream, 0.0, 3)
         ep.begin_turn(turn, 3)
         ep.toolkit.call("skip_solver", {})
-        records.append(ep.end_turn("tool").record["instance"])
-    assert records[0] == records[1] == instance_for(2004, 0, turn.cls).to_dict()
+        records[protocol] = ep.end_turn("tool").record["instance"]
+    assert records["paper"] == episode_instances(stream)[0].to_dict()
+    assert records["econbench"] == instance_for(2004, 0, turn.cls).to_dict()
+    assert records["paper"] != records["econbench"]
 
 
 # One stored problem text per family from the paper's runs (seeds 2000-2003, its
@@ -346,7 +358,7 @@ def test_r2_accepts_any_non_empty_code(code: str) -> None:
     call = ToolCall("claim_solver", {"code": code})
     ep, _ = _play("r2", _first_turn_then_skip([Reply(tool_calls=[call])]))
     assert ep.record["turns"][0]["decision"] == "commit"
-    assert ep.record["turns"][0]["replies"][0]["tool_calls"][0]["result"] == {"status": "success"}
+    assert ep.record["turns"][0]["replies"][0]["tool_calls"][0]["result"] == {"ok": True}
 
 
 @pytest.mark.parametrize("arguments", [{"code": ""}, {"code": "  \n\t"}, {}, {"code": 7}])
@@ -358,6 +370,11 @@ def test_r2_refuses_empty_code_without_a_retry(arguments: dict[str, Any]) -> Non
     assert first["decision"] == "pass" and not first["resolved"]
     assert first["how"] == "malformed_args" and first["reason"].startswith("tool call failed")
     assert len(first["replies"]) == 1  # no retry after an error result
+    assert first["replies"][0]["tool_calls"][0]["result"] == {
+        "ok": False,
+        "error": "claim_solver requires a non-empty string `code` argument; "
+        "no claim was registered.",
+    }
     assert 0 not in [c.t for c in ep.result.commits]
 
 
@@ -372,15 +389,30 @@ def test_r1_ignores_arguments_of_its_argument_free_tools() -> None:
     "names",
     [["claim_solver", "skip_solver"], ["skip_solver", "claim_solver"], ["claim_solver"] * 2],
 )
-def test_both_tools_called_is_unresolved(name: str, names: list[str]) -> None:
+def test_several_decisions_apply_the_first_and_are_unresolved(name: str, names: list[str]) -> None:
+    """The paper's "both": the first decision call is applied and acknowledged, every later one
+    is told it was not (R1 names the decision upper case, R2 as called), and the turn counts
+    as unresolved."""
     args = {"code": "x"} if name == "r2" else {}
     calls = [ToolCall(n, args if n == "claim_solver" else {}, f"c{i}") for i, n in enumerate(names)]
     ep, actor = _play(name, _first_turn_then_skip([Reply(tool_calls=calls)]))
     first = ep.record["turns"][0]
-    assert first["decision"] == "pass" and not first["resolved"] and first["how"] == "both"
-    assert [c["executed"] for c in first["replies"][0]["tool_calls"]] == [False, False]
-    assert all(c["result"]["status"] == "error" for c in first["replies"][0]["tool_calls"])
-    assert 0 not in [c.t for c in ep.result.commits]
+    commit = names[0] == "claim_solver"
+    assert first["decision"] == ("commit" if commit else "pass")
+    assert not first["resolved"] and first["how"] == "both"
+    made = first["replies"][0]["tool_calls"]
+    assert [c["executed"] for c in made] == [True, False]
+    applied = names[0].upper() if name == "r1" else names[0]
+    assert [c["result"] for c in made] == [
+        {"ok": True},
+        {
+            "ok": False,
+            "error": "both claim_solver and skip_solver called in the same turn; only the first "
+            f"('{applied}') was applied.",
+        },
+    ]
+    assert (0 in [c.t for c in ep.result.commits]) is commit
+    assert ep.record["unresolved_turns"] == 1
     # every call of the reply gets its result before the next question
     assert [type(x).__name__ for x in actor.history[1:4]] == [
         "ToolResult",
@@ -396,7 +428,10 @@ def test_an_unknown_call_beside_one_decision_does_not_spoil_it() -> None:
     assert first["decision"] == "commit" and first["resolved"]
     made = first["replies"][0]["tool_calls"]
     assert [c["executed"] for c in made] == [False, True]
-    assert "unknown tool" in made[0]["result"]["error"]
+    assert made[0]["result"] == {
+        "ok": False,
+        "error": "no such tool 'think'. Available tools: claim_solver, skip_solver.",
+    }
     only_unknown = [
         Reply(tool_calls=[ToolCall("think", {})]),
         Reply(tool_calls=[ToolCall("claim_solver", {})]),
@@ -408,8 +443,11 @@ def test_an_unknown_call_beside_one_decision_does_not_spoil_it() -> None:
 
 @pytest.mark.parametrize("name", SOLVERS)
 def test_replies_without_a_tool_call_are_reasked_three_times(name: str) -> None:
+    """The paper's --empty-fence-retry 4 (its Qwen runs): ``no_call_attempts=4``."""
     silent = [Reply(text=""), Reply(text="I think I should claim."), Reply(text="```json\n```")]
-    ep, actor = _play(name, _first_turn_then_skip([*silent, Reply(text="still nothing")]))
+    ep, actor = _play(
+        name, _first_turn_then_skip([*silent, Reply(text="still nothing")]), no_call_attempts=4
+    )
     first = ep.record["turns"][0]
     assert len(first["replies"]) == 4  # the paper's --empty-fence-retry 4: four replies in all
     assert first["decision"] == "pass" and not first["resolved"] and first["how"] == "default"
@@ -432,16 +470,21 @@ def test_replies_without_a_tool_call_are_reasked_three_times(name: str) -> None:
 
 def test_a_reask_can_still_decide() -> None:
     replies = [Reply(text=""), Reply(tool_calls=[ToolCall("claim_solver", {})])]
-    ep, _ = _play("r1", _first_turn_then_skip(replies))
+    ep, _ = _play("r1", _first_turn_then_skip(replies), no_call_attempts=4)
     first = ep.record["turns"][0]
     assert first["decision"] == "commit" and first["resolved"] and len(first["replies"]) == 2
 
 
-def test_no_call_attempts_one_reasks_nothing() -> None:
-    ep, actor = _play("r1", _first_turn_then_skip([Reply(text="")]), no_call_attempts=1)
-    first = ep.record["turns"][0]
-    assert len(first["replies"]) == 1 and not first["resolved"]
-    assert not hasattr(actor, "retracted")
+def test_the_default_reasks_nothing() -> None:
+    """The paper's frontier runs (``no_call_attempts=1``, the default): a reply without a tool
+    call is an unresolved PASS, kept in the context, and the next problem follows."""
+    for kw in ({}, {"no_call_attempts": 1}):
+        ep, actor = _play("r1", _first_turn_then_skip([Reply(text="")]), **kw)
+        first = ep.record["turns"][0]
+        assert len(first["replies"]) == 1 and not first["resolved"] and first["how"] == "default"
+        assert "reasked" not in first["replies"][0] and "retracted" not in first["replies"][0]
+        assert not hasattr(actor, "retracted")
+        assert isinstance(actor.history[1], UserText) and "Problem 2 of 60" in actor.history[1].text
 
 
 def test_automatic_turns_are_told_as_the_paper_tells_them() -> None:
@@ -509,7 +552,7 @@ def test_cell_spec_carries_the_protocol() -> None:
     assert paper.to_dict()["protocol"] == "paper"
     assert spec_from_config(old.to_dict()) == old
     legacy = paper.to_dict()
-    del legacy["protocol"]
+    del legacy["protocol"], legacy["condition"]  # a config written before either existed
     assert spec_from_config(legacy).protocol == "econbench"
     with pytest.raises(ValueError, match="unknown protocol"):
         CellSpec(framing="r1", policy="eager", protocol="mine").validate()

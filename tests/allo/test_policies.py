@@ -52,10 +52,10 @@ def test_reference_scores_match_spec(
 
 def test_eager_and_wait_commit_where_they_should(streams: list[Stream]) -> None:
     eager = _score("eager", streams)
-    assert eager["first_sight_rate"] == 1.0 and eager["lateness_mean"] == 1.0
+    assert eager["first_sight_rate"] == 1.0 and eager["lateness1_mean"] == 1.0
     assert eager["unused_budget_mean"] == 0.0
     wait = _score("wait:2", streams)
-    assert wait["first_sight_rate"] == 0.0 and wait["lateness_mean"] == 2.0
+    assert wait["first_sight_rate"] == 0.0 and wait["lateness1_mean"] == 2.0
     post = _score("posterior:0.88", streams)
     assert post["trap_commits_mean"] < wait["trap_commits_mean"] < eager["trap_commits_mean"]
 

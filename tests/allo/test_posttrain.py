@@ -537,7 +537,7 @@ def test_eval_transfer_writes_the_before_after_table(trained: Path, tiny: Path) 
     assert result.exit_code == 0, result.output
     data = json.loads((out / "transfer.json").read_text())
     rungs = [row["rung"] for row in data["rows"]]
-    assert rungs == ["r0", "chest", "quiver", "cauldron", "reskins", "r1", "r2"]
+    assert rungs == ["r0", "chest", "quiver", "cauldron", "reskins", "tool-probe", "r1", "r2"]
     assert data["variants"] == ["base", "adapted"]
     for row in data["rows"]:
         for variant in ("base", "adapted"):
@@ -551,6 +551,22 @@ def test_eval_transfer_writes_the_before_after_table(trained: Path, tiny: Path) 
             assert (out / variant / cell / "episodes.jsonl").is_file()
     config = json.loads((out / "adapted" / "r0" / "config.json").read_text())
     assert next(iter(config["models"].values()))["adapter"] == str(trained / "adapter")
+    # Each cell is played under the paper's condition for it: R1 and R2 with four re-asks.
+    played = {
+        cell: json.loads((out / "base" / cell / "config.json").read_text())
+        for cell in ("r0", "chest", "tool-probe", "r1", "r2")
+    }
+    assert {cell: c["condition"] for cell, c in played.items()} == {
+        "r0": "frontier",
+        "chest": "reskin",
+        "tool-probe": "tool-probe",
+        "r1": "qwen",
+        "r2": "qwen",
+    }
+    assert played["r1"]["framing_settings"]["no_call_attempts"] == 4
+    assert played["tool-probe"]["framing_settings"]["framing"] == "r0-tool"
+    probe = next(row for row in data["rows"] if row["rung"] == "tool-probe")
+    assert probe["paper_first_sight"] == {"base": 0.87, "trained": 0.33}
     table = (out / "transfer.md").read_text()
     assert "| R0 urn |" in table and "74 % → 6 %" in table and "reskins, pooled" in table
     # The forced-choice reading resolves every decision, for both models.

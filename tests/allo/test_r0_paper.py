@@ -207,4 +207,7 @@ def test_reference_policies_read_the_papers_texts(skin: str, policy: str) -> Non
 def test_paper_settings_are_recorded() -> None:
     settings = get_framing("r0", announce_n=False).describe()
     assert settings["protocol"] == "paper" and settings["announce_n"] is False
-    assert settings["skin"] == "default" and settings["state_cost"] is True
+    assert settings["skin"] == "default" and settings["state_cost"] is False
+    # the frontier urn states no charge at K = 0; the economic surface and econbench's texts do
+    assert get_framing("r0", state_cost=True).describe()["state_cost"] is True
+    assert get_framing("r0", protocol="econbench").describe()["state_cost"] is True

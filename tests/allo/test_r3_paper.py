@@ -19,6 +19,7 @@ from econbench.allo.framings.base import render
 from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.build_paper import PaperProblemReader
 from econbench.allo.game import Game
+from econbench.allo.instances import episode_instances
 from econbench.allo.runner import Episode, _Session, play_episode
 from econbench.allo.sandbox import Sandbox
 from econbench.allo.stream import StreamConfig, generate_stream
@@ -103,8 +104,11 @@ def test_system_prompt_and_task_are_the_papers() -> None:
     assert "cost" not in text
     turn = Game(stream).turn()
     task = ep.begin_turn(turn, 3)
-    instance = instance_for(2000, 0, turn.cls)
-    assert f"are: {instance.params!r} (keys: [{', '.join(instance.params)}])." in task
+    instance = episode_instances(stream)[0]
+    # The paper's own first problem of seed 2000, named as the paper names its values.
+    assert instance.inputs == {"X": 32586213, "A": 11, "B": 9, "C": 17, "K": 14}
+    assert "A 32-bit register holds X = 32586213. Repeat 14 times:" in task
+    assert f"are: {instance.inputs!r} (keys: [X, A, B, C, K])." in task
     digits = len(str(instance.answer))
     assert task.endswith(
         f"Give your final answer to {digits} significant figures, then call submit_answer "
@@ -119,7 +123,10 @@ def test_charge_sentence() -> None:
     stream = generate_stream(2000, CFG)
     charged = get_framing("r3").episode(stream, 10.0, 3).system_prompt()
     assert "Each successful write_script call also costs 10 point(s)" in charged
-    assert "costs 0 point(s)" in get_framing("r3").episode(stream, 0.0, 3).system_prompt()
+    # At K = 0 the paper's R3 prompt states no charge; state_cost=True states it anyway.
+    assert "cost" not in get_framing("r3").episode(stream, 0.0, 3).system_prompt()
+    stated = get_framing("r3", state_cost=True).episode(stream, 0.0, 3).system_prompt()
+    assert "costs 0 point(s)" in stated
 
 
 def test_the_reader_recovers_family_and_inputs(paper: BuildFraming) -> None:
@@ -133,7 +140,7 @@ def test_the_reader_recovers_family_and_inputs(paper: BuildFraming) -> None:
             (event,) = reader.read(ep.begin_turn(game.turn(), 3))
             assert (event.number, event.label) == (t + 1, family_for_class(cls).name)
             assert not event.auto and event.budget_left is None  # the paper never says it
-            assert event.inputs == instance_for(seed, t, cls).params
+            assert event.inputs == episode_instances(stream)[t].inputs
             game.step(False)
 
 
@@ -209,7 +216,15 @@ def test_script_tools_answer_as_the_paper(paper: BuildFraming) -> None:
     assert call("read_script", {"name": "mine"})["code"] == family.reference_code
     assert call("nope", {})["error"].startswith("no such tool 'nope'")
     nan = call("run_script", {"name": "mine", "inputs": {"x": float("nan")}})
-    assert nan["ok"] is False and "inputs must be a JSON object" in nan["error"]
+    # The paper's harness writes the inputs as a Python literal: a NaN is the name ``nan``.
+    assert nan == {
+        "ok": False,
+        "error": "exit 1: NameError: name 'nan' is not defined -- all inputs live in the inputs "
+        "dict (e.g. inputs['X']); there are no bare top-level variables.",
+        "stdout": "",
+    }
+    listed = call("run_script", {"name": "mine", "inputs": [1, 2]})
+    assert listed["ok"] is False and "inputs must be a JSON object" in listed["error"]
     assert "tokens_remaining" not in ran  # no reply seen yet: nothing to show
     outcome = ep.end_turn("no_call")  # one build and one rebuild on this problem
     assert outcome.commit and outcome.rebuilds == 1 and outcome.resolved
@@ -330,6 +345,39 @@ def test_the_session_ends_when_the_budget_is_spent(paper: BuildFraming) -> None:
     # scripts: the reference scripts are right, so every collected one is credited.
     assert r3["auto_runs"] == r3["auto_correct"] == ep.result.collected - 2
     assert r3["realised_utility"] == ep.result.collected
+
+
+def test_a_second_answer_in_one_reply_answers_the_next_problem_unseen(paper: BuildFraming) -> None:
+    """As the paper's driver does: both answers are recorded, the problem between is never
+    shown, and the next observation is the problem after it, behind both results."""
+    stream = generate_stream(2000, CFG)
+    answers = [inst.answer for inst in episode_instances(stream)]
+    shown: list[str] = []
+
+    def plan(inputs: Sequence[Input], history: list[Input]) -> Reply:
+        text = _problem(history)
+        shown.append(text.split(":", 1)[0])
+        if text.startswith("PROBLEM 1 of"):  # answer problem 1, then (unseen) problem 2
+            calls = [
+                ToolCall("submit_answer", {"value": answers[0]}, "a"),
+                ToolCall("submit_answer", {"value": answers[1]}, "b"),
+            ]
+            return Reply(tool_calls=calls)
+        return Reply(tool_calls=[ToolCall("submit_answer", {"value": -1}, "c")])
+
+    ep = play_episode(paper, _actor(plan), stream)
+    assert shown[:2] == ["PROBLEM 1 of 60", "PROBLEM 3 of 60"]
+    first, second, third = ep.record["turns"][:3]
+    results = [c["result"] for c in first["replies"][0]["tool_calls"]]
+    assert [r["message"] for r in results] == [
+        "Recorded answer for problem 0. 59 problem(s) remaining.",
+        "Recorded answer for problem 1. 58 problem(s) remaining.",
+    ]
+    assert second["observation"] is None and second["replies"] == []
+    assert second["submitted"] == {"answer": answers[1], "credited": True}
+    assert second["resolved"] is True and second["decision"] == "pass"
+    assert third["observation"].startswith("PROBLEM 3 of 60")
+    assert ep.record["r3"]["submits_correct"] == 2
 
 
 def test_silence_is_reminded_once_then_unanswered(paper: BuildFraming) -> None:

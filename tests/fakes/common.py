@@ -44,7 +44,8 @@ class BrainRequest:
 class BrainReply:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    """Each: name, arguments (dict, or a str sent verbatim — e.g. malformed JSON)."""
+    """Each: name, arguments (dict, or a str sent verbatim — e.g. malformed JSON), and
+    optionally the id to send (else the server makes one)."""
     reasoning: str | None = None
     input_tokens: int | None = None
     cached_input_tokens: int | None = None
@@ -103,6 +104,8 @@ class FakeServer:
         self.brain = brain
         self.faults: deque[Fault] = deque()
         self.requests: list[dict[str, Any]] = []
+        #: Each request's body as the bytes that arrived (``requests`` holds it parsed).
+        self.raw_bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self._prefixes: list[str] = []  # every earlier prompt, sorted
         self._lock = threading.Lock()
@@ -166,6 +169,7 @@ class FakeServer:
             body = {}
         with self._lock:
             self.requests.append({"method": method, "path": handler.path, "body": body})
+            self.raw_bodies.append(raw)
             self.headers.append({k.lower(): v for k, v in handler.headers.items()})
             fault = self.faults.popleft() if self.faults else None
         path = handler.path.split("?", 1)[0]

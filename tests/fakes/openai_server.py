@@ -282,7 +282,7 @@ class FakeOpenAIServer(FakeServer):
         reply, usage = self._ask(request, fault)
         calls = [
             {
-                **({} if self.omit_call_ids else {"id": self._next_id("call")}),
+                **({} if self.omit_call_ids else {"id": c.get("id") or self._next_id("call")}),
                 "type": "function",
                 "function": {
                     "name": c["name"],

@@ -10,6 +10,14 @@ the middle of the history is replaced by a summary the same model writes.
 Every model call, retry and compaction is reported through ``on_event`` so the run's event
 log records it; nothing about wall-clock time goes there, so a run with the same replies
 logs the same bytes.
+
+How the inputs become messages: the results of a reply's calls become one ``tool`` message
+each, in call order, their content the caller's ``render_result`` text as it is; each
+``UserText`` (and each rendered ``Observation``) after them becomes its own ``user``
+message. The providers put that on the wire: econbench's request style folds a reply's
+results and the next text into one Anthropic user message; the paper's style
+(``request_style = "paper"``) keeps them apart, as the paper did. ``retract_last`` removes
+the same messages under either style.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from econbench.agents.models.base import (
     GenerateConfig,
     ModelOutput,
     ModelProvider,
+    ToolChoice,
     Usage,
 )
 from econbench.agents.models.boundary import checked_output
@@ -90,13 +99,18 @@ class LLMAgent:
         retry_options: dict[str, Any] | None = None,
         seed: int = 0,
         on_event: EventFn | None = None,
+        tool_choice: ToolChoice | None = None,
     ) -> None:
+        """``tool_choice`` ("auto", "required", "none"), when given, is sent with every request
+        that offers tools (it replaces the config's; ``None`` keeps the config's)."""
         self.provider = provider
         self.name = provider.name
         self.system_prompt = system_prompt
         self.render_observation = render_observation
         self.render_result = render_result
         self.config = config or GenerateConfig()
+        if tool_choice is not None:
+            self.config = replace(self.config, tool_choice=tool_choice)
         self.compaction = compaction or CompactionSettings()
         self.limiter = limiter
         self.max_attempts = max_attempts
@@ -407,6 +421,7 @@ class LLMAgent:
             temperature=self.config.temperature,
             max_tokens=min(self.config.max_tokens or 4096, 4096),
             timeout_s=self.config.timeout_s,
+            request_style=self.config.request_style,
         )
         # The transcript to summarise is bounded to about half the window (4 chars a token),
         # and halved while the summariser's own prompt overflows.

@@ -8,10 +8,16 @@ and a pydantic validator from it, so schema and validation can never drift apart
 Expected failures are tool results, not crashes: a tool raises ``ToolError`` and the
 ``Toolkit`` dispatcher turns that, a validation failure or an unknown tool name into
 ``{"status": "error", "error": "..."}``. Any other exception propagates and fails loudly.
+
+A tool whose schema must be someone else's, byte for byte (the AlloBench paper's), gets it
+with ``ToolSpec.with_schema`` (or a toolkit's ``schemas``): that schema is sent as it is, and
+calls are still validated against the function's signature (see ``with_schema``).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import inspect
 import math
 import re
@@ -146,6 +152,8 @@ class ToolSpec:
     signature: tuple[ToolParameter, ...] = ()
     exact: _ExactArguments | None = None
     """Accepts well-typed arguments without pydantic (``None``: every call is validated)."""
+    schema: dict[str, Any] | None = None
+    """The JSON schema sent verbatim instead of the derived one (``with_schema``)."""
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], name: str | None = None) -> ToolSpec:
@@ -181,9 +189,56 @@ class ToolSpec:
         }
         return create_model(f"{self.name}_args", __config__=_ArgsConfig.config, **fields)
 
+    def with_schema(self, parameters: dict[str, Any]) -> ToolSpec:
+        """A copy whose JSON schema is exactly ``parameters`` (key order kept), sent verbatim
+        by every provider under either request style (Gemini still converts any schema to
+        its own format).
+
+        What the copy validates: calls are checked against the function's signature as
+        always (types, required parameters, finite numbers), with one difference: unless the
+        schema says ``"additionalProperties": false``, an argument the function does not take
+        is dropped instead of refused, as JSON Schema allows extra properties by default. The
+        schema must agree with the signature where both speak: each of its ``properties`` is a
+        parameter of the function, and each required parameter is among its ``properties``
+        and its ``required`` (else ``ValueError``: a model following the schema would be
+        refused). Types inside the schema are not compared with the annotations.
+        """
+        if not isinstance(parameters, dict):
+            raise ValueError(f"{self.name}: a tool schema must be a JSON object (a dict)")
+        properties = parameters.get("properties", {})
+        required = parameters.get("required", [])
+        if not isinstance(properties, dict) or not isinstance(required, list):
+            raise ValueError(
+                f"{self.name}: the schema's properties must be an object and required a list"
+            )
+        names = {p.name for p in self.signature}
+        unknown = [k for k in properties if k not in names]
+        if unknown:
+            raise ValueError(
+                f"{self.name}: the schema names {', '.join(map(repr, unknown))}, which the "
+                "function does not take"
+            )
+        needed = [p.name for p in self.signature if p.required]
+        missing = [n for n in needed if n not in properties or n not in required]
+        if missing:
+            raise ValueError(
+                f"{self.name}: the function requires {', '.join(map(repr, missing))}, which the "
+                "schema does not require"
+            )
+        return dataclasses.replace(self, schema=copy.deepcopy(parameters))
+
+    @property
+    def ignores_extra_arguments(self) -> bool:
+        """Whether arguments the function does not take are dropped (a given schema that does
+        not forbid them) rather than refused."""
+        return self.schema is not None and self.schema.get("additionalProperties") is not False
+
     @cached_property
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments, as a model provider expects it."""
+        """The JSON schema of the arguments, as a model provider expects it (the one given to
+        ``with_schema``, unchanged, when there is one)."""
+        if self.schema is not None:
+            return self.schema
         parameters = _simplify(self.validator.model_json_schema())
         parameters.setdefault("properties", {})
         parameters.setdefault("required", [])
@@ -205,6 +260,9 @@ class ToolSpec:
         """Validate raw arguments; raise ToolError naming every problem."""
         if arguments is None:
             arguments = {}
+        if self.ignores_extra_arguments and type(arguments) is dict:
+            known = {p.name for p in self.signature}
+            arguments = {k: v for k, v in arguments.items() if k in known}
         if self.exact is not None:
             values = self.exact.values(arguments)
             if values is not None:
@@ -364,9 +422,13 @@ class Toolkit:
     """A set of tools bound to one object; dispatches calls by name.
 
     Subclasses define tool methods with ``@tool``; ``specs()`` lists them in definition
-    order and ``call()`` validates, runs and wraps the result.
+    order and ``call()`` validates, runs and wraps the result. A subclass may give some tools'
+    JSON schemas verbatim in ``schemas`` (tool name → schema): their specs carry it
+    (``ToolSpec.with_schema``), so what the model is shown and how its calls are validated
+    come from one place.
     """
 
+    schemas: ClassVar[dict[str, dict[str, Any]]] = {}
     _spec_cache: ClassVar[dict[type, dict[str, ToolSpec]]] = {}
 
     @classmethod
@@ -378,6 +440,9 @@ class Toolkit:
                 for attr, value in vars(klass).items():
                     if is_tool(value):
                         cached[attr] = ToolSpec.from_function(value, name=attr)
+            for name, schema in cls.schemas.items():
+                if name in cached:  # a base class may name the tools of its subclasses
+                    cached[name] = cached[name].with_schema(schema)
             Toolkit._spec_cache[cls] = cached
         return cached
 

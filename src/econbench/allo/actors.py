@@ -52,7 +52,8 @@ from econbench.allo.stream import Stream, StreamConfig
 
 
 def result_text(result: dict[str, Any]) -> str:
-    """A tool result as the JSON text AlloBench's models read."""
+    """A tool result as JSON with sorted keys: what ``Framing.render_result`` sends by default
+    (the model actor sends each framing's own rendering; the paper's framings override it)."""
     return json.dumps(result, sort_keys=True, default=repr)
 
 
@@ -324,8 +325,8 @@ class PolicyActor:
             return Reply(
                 tool_calls=[self._call("run_script", name=name, inputs=event.inputs or {})]
             )
-        output = result.result.get("output", result.result.get("return_value"))
-        if step == "submit" and ok and result.result.get("ok", True) and type(output) is int:
+        output = _exact_output(result.result)
+        if step == "submit" and ok and result.result.get("ok", True) and output is not None:
             self._routine.clear()
             return Reply(tool_calls=[self._answer(output)])
         self._routine.clear()
@@ -336,6 +337,21 @@ class PolicyActor:
         spec = next((t for t in self.tools if t.name == "submit_answer"), None)
         names = list(spec.parameters.get("properties", {})) if spec is not None else []
         return self._call("submit_answer", **{names[0] if names else "answer": value})
+
+
+def _exact_output(result: dict[str, Any]) -> int | None:
+    """The integer a successful run produced: econbench's ``output``/``return_value`` when it is
+    an int; under the paper's R3 the number on the ``ANSWER:`` line of ``stdout`` (exact, where
+    the paper's ``return_value`` is a float that rounds answers beyond 2^53)."""
+    value = result.get("output", result.get("return_value"))
+    if type(value) is int:
+        return value
+    found = re.fullmatch(r"ANSWER:\s*(-?\d+)", str(result.get("stdout") or "").strip())
+    if found:
+        return int(found.group(1))
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return None
 
 
 def _succeeded(result: dict[str, Any]) -> bool:

@@ -7,14 +7,19 @@ standalone ``def solve(inputs: dict) -> int`` using only the standard library, w
 scripted R3 builder writes into the sandbox. ``solve`` and ``reference_code`` are written
 with different algorithms on purpose, so a test that compares them checks something.
 
-Class id ``c`` uses ``FAMILIES[c % 8]``; every occurrence of a class gets fresh parameters
-from ``instance_for(seed, t, cls)``, seeded by ``np.random.default_rng([seed, t, cls, SALT])``.
+Class id ``c`` uses ``FAMILIES[c % 8]``. An episode's instances come from
+``econbench.allo.instances.episode_instances``: by default the paper's own draws (its
+``random.Random(seed)`` continued after the stream, its samplers draw for draw, its named
+values ``PAPER_KEYS``), or econbench's earlier generator, ``instance_for(seed, t, cls)``: fresh
+parameters per occurrence seeded by ``np.random.default_rng([seed, t, cls, SALT])``.
 
 Ranges, with instance magnitude ``m`` (default 100), as the paper's
 ``scripts/theory/family_kit.py`` samplers draw them (its default "haiku" profile);
-``scale(m)`` is its ``_scale``, a uniform integer in [137m, 9973m]. Only the random generator
-differs (numpy here, ``random.Random`` there), so the instances are different draws from the
-same distributions. Answers can exceed 2^53 (crt_solve, continued_frac): they are Python ints.
+``scale(m)`` is its ``_scale``, a uniform integer in [137m, 9973m]. ``instance_for`` draws
+them with numpy (different draws from the same distributions); ``econbench.allo.instances``
+draws the paper's very instances (and its "sonnet"/"opus" profiles). Answers can exceed 2^53
+(crt_solve, continued_frac): they are Python ints. ``reference_code`` accepts the parameters
+under econbench's names or the paper's (``PAPER_KEYS``, as the paper's R3 shows them).
 
 - ``lcg``: x0 in [50, 300], a = m·[2, 30], b = m·[1, 30], modulus = m·[300, 1200] (multiples
   of m), steps in [6, 12]; answer = x after ``steps`` applications of x <- (a*x + b) mod modulus.
@@ -104,14 +109,35 @@ class Family:
 
 @dataclass(frozen=True)
 class Instance:
-    """One occurrence's problem: its family, parameters and exact answer."""
+    """One occurrence's problem: its family, parameters and exact answer.
+
+    ``params`` always uses econbench's parameter names (the solvers, covers and statements read
+    them). ``cover`` is the index of the family's cover the occurrence shows (None when no
+    cover was chosen, as ``instance_for`` alone chooses none); ``named_values`` are the same
+    values under the paper's names and in the paper's order (``SEED, A, B, M, K`` …, see
+    ``PAPER_KEYS``), set for the paper's instances only (``econbench.allo.instances``).
+    """
 
     family: str
     params: Params
     answer: int
+    cover: int | None = None
+    named_values: Params | None = None
+
+    @property
+    def inputs(self) -> Params:
+        """The values as the problem names them for a script: the paper's named values when
+        set, else ``params``."""
+        return self.named_values if self.named_values is not None else self.params
 
     def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "params": self.params, "answer": self.answer}
+        """The record of this instance: ``family``, ``params``, ``answer``, and for the paper's
+        instances also ``cover`` and ``named_values`` (an econbench instance's record is
+        unchanged; the framings that show covers record its cover index beside it)."""
+        out: dict[str, Any] = {"family": self.family, "params": self.params, "answer": self.answer}
+        if self.named_values is not None:
+            out.update(cover=self.cover, named_values=self.named_values)
+        return out
 
 
 # --------------------------------------------------------------------------- lcg
@@ -159,6 +185,9 @@ def _lcg_describe(p: Params) -> str:
 
 _LCG_CODE = """\
 def solve(inputs: dict) -> int:
+    if "SEED" in inputs:  # the paper's names
+        inputs = {"x0": inputs["SEED"], "a": inputs["A"], "b": inputs["B"],
+                  "modulus": inputs["M"], "steps": inputs["K"]}
     x = inputs["x0"]
     for _ in range(inputs["steps"]):
         x = (inputs["a"] * x + inputs["b"]) % inputs["modulus"]
@@ -200,6 +229,8 @@ def _modpow_describe(p: Params) -> str:
 
 _MODPOW_CODE = """\
 def solve(inputs: dict) -> int:
+    if "BASE" in inputs:  # the paper's names
+        inputs = {"base": inputs["BASE"], "exponent": inputs["EXP"], "modulus": inputs["MOD"]}
     base = inputs["base"] % inputs["modulus"]
     exponent = inputs["exponent"]
     modulus = inputs["modulus"]
@@ -245,7 +276,7 @@ _CF_CODE = """\
 def solve(inputs: dict) -> int:
     # Convergent recurrence: h_n = a_n * h_(n-1) + h_(n-2), with h_(-1) = 1, h_(-2) = 0.
     h_prev2, h_prev1 = 0, 1
-    for a in inputs["terms"]:
+    for a in inputs["terms"] if "terms" in inputs else inputs["TERMS"]:
         h_prev2, h_prev1 = h_prev1, a * h_prev1 + h_prev2
     return h_prev1
 """
@@ -300,6 +331,8 @@ def _crt_describe(p: Params) -> str:
 
 _CRT_CODE = """\
 def solve(inputs: dict) -> int:
+    if "MODULI" in inputs:  # the paper's names
+        inputs = {"residues": inputs["REMAINDERS"], "moduli": inputs["MODULI"]}
     x, step = 0, 1
     for r, q in zip(inputs["residues"], inputs["moduli"]):
         while x % q != r % q:
@@ -339,6 +372,8 @@ def _josephus_describe(p: Params) -> str:
 
 _JOSEPHUS_CODE = """\
 def solve(inputs: dict) -> int:
+    if "N" in inputs:  # the paper's names
+        inputs = {"n": inputs["N"], "k": inputs["K"]}
     people = list(range(1, inputs["n"] + 1))
     index = 0
     while len(people) > 1:
@@ -382,6 +417,9 @@ def _qmap_describe(p: Params) -> str:
 
 _QMAP_CODE = """\
 def solve(inputs: dict) -> int:
+    if "MOD" in inputs:  # the paper's names
+        inputs = {"x0": inputs["X"], "c": inputs["C"], "modulus": inputs["MOD"],
+                  "steps": inputs["K"]}
     x = inputs["x0"] % inputs["modulus"]
     for _ in range(inputs["steps"]):
         x = (x * x + inputs["c"]) % inputs["modulus"]
@@ -432,6 +470,9 @@ def _xorshift_describe(p: Params) -> str:
 
 _XORSHIFT_CODE = """\
 def solve(inputs: dict) -> int:
+    if "X" in inputs:  # the paper's names
+        inputs = {"seed": inputs["X"], "a": inputs["A"], "b": inputs["B"], "c": inputs["C"],
+                  "steps": inputs["K"]}
     mask = 0xFFFFFFFF
     x = inputs["seed"] & mask
     for _ in range(inputs["steps"]):
@@ -479,6 +520,9 @@ def _matrix_describe(p: Params) -> str:
 
 _MATRIX_CODE = """\
 def solve(inputs: dict) -> int:
+    if "MOD" in inputs:  # the paper's names
+        inputs = {"matrix": [[inputs["A"], inputs["B"]], [inputs["C"], inputs["D"]]],
+                  "power": inputs["K"], "modulus": inputs["MOD"]}
     mod = inputs["modulus"]
 
     def mul(x, y):
@@ -615,6 +659,53 @@ FAMILIES: tuple[Family, ...] = (
 
 FAMILY_NAMES: tuple[str, ...] = tuple(f.name for f in FAMILIES)
 _BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
+
+# --------------------------------------------------------------------------- the paper's names
+
+PAPER_KEYS: dict[str, tuple[str, ...]] = {
+    "lcg": ("SEED", "A", "B", "M", "K"),
+    "modpow": ("BASE", "EXP", "MOD"),
+    "continued_frac": ("TERMS",),
+    "crt_solve": ("REMAINDERS", "MODULI"),
+    "josephus": ("N", "K"),
+    "quadratic_map_mod": ("X", "C", "MOD", "K"),
+    "xorshift_steps": ("X", "A", "B", "C", "K"),
+    "matrix_power_mod": ("A", "B", "C", "D", "MOD", "K"),
+}
+"""Each family's parameters as the paper's ``family_kit`` names them (its ``arg_names``), in
+its order: the keys of the named values R3 shows and passes to scripts."""
+
+_PAPER_TO_PARAMS: dict[str, dict[str, str]] = {
+    "lcg": {"x0": "SEED", "a": "A", "b": "B", "modulus": "M", "steps": "K"},
+    "modpow": {"base": "BASE", "exponent": "EXP", "modulus": "MOD"},
+    "continued_frac": {"terms": "TERMS"},
+    "crt_solve": {"moduli": "MODULI", "residues": "REMAINDERS"},
+    "josephus": {"n": "N", "k": "K"},
+    "quadratic_map_mod": {"x0": "X", "c": "C", "modulus": "MOD", "steps": "K"},
+    "xorshift_steps": {"seed": "X", "a": "A", "b": "B", "c": "C", "steps": "K"},
+}
+"""econbench's parameter (in econbench's order) -> the paper's name (``matrix_power_mod``
+apart: its four entries are one ``matrix`` here)."""
+
+
+def params_from_named(family: str, named: Params) -> Params:
+    """econbench's ``params`` (its names, its order) of the paper's named values ``named``."""
+    if set(named) != set(PAPER_KEYS[family]):
+        raise ValueError(f"{family} named values must be {PAPER_KEYS[family]}, got {list(named)}")
+    if family == "matrix_power_mod":
+        matrix = [[named["A"], named["B"]], [named["C"], named["D"]]]
+        return {"matrix": matrix, "power": named["K"], "modulus": named["MOD"]}
+    return {ours: named[theirs] for ours, theirs in _PAPER_TO_PARAMS[family].items()}
+
+
+def named_from_params(family: str, params: Params) -> Params:
+    """The paper's named values (its names, its order) of econbench's ``params``."""
+    if family == "matrix_power_mod":
+        (a, b), (c, d) = params["matrix"]
+        values = {"A": a, "B": b, "C": c, "D": d, "MOD": params["modulus"], "K": params["power"]}
+    else:
+        values = {theirs: params[ours] for ours, theirs in _PAPER_TO_PARAMS[family].items()}
+    return {k: values[k] for k in PAPER_KEYS[family]}
 
 
 def get_family(name: str) -> Family:

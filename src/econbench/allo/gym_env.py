@@ -16,6 +16,11 @@ Reward (``reward_mode``), both summing to the episode's net utility (collected �
 - ``"stream"``: utility as it accrues: the collections of the turns resolved by this step (the
   decided turn and the automatic turns up to the next decision, or to the end), minus K on KEEP.
 
+``info`` holds the seed and the utility so far, the decision's turn, class, sighting and budget
+left, and once the episode has ended its result (``info["result"]``, ``EpisodeResult.to_dict``;
+``info["episode"]`` is left to the episode-statistics wrappers, Gymnasium's
+``RecordEpisodeStatistics`` and Stable-Baselines3's ``Monitor``).
+
 ``reset(seed=s)`` plays the stream of seed ``s`` (so ``seed=2000`` is evaluation episode 2000);
 ``reset()`` without a seed draws the next stream seed from the env's ``np_random``;
 ``reset(options={"stream": stream})`` plays a given :class:`Stream`. Constructor keywords
@@ -32,6 +37,15 @@ trap-early window (``config.early_window`` of the stream played).
 Features (``AlloBench-Features-v0``, Box [0, 1]^6, float32):
 ``[t / T, budget_left / B, min(sighting, 10) / 10, unkept classes seen / N, min(K / T, 1),
 current class first seen among the first W draws]`` — t is the 0-based turn of the decision.
+
+Rendering (``render_mode``, ``metadata["render_modes"]``): ``"ansi"`` returns the text of the
+current decision; ``"rgb_array"`` an image of the stream so far (:func:`render_rgb`: one row per
+class, one column per turn; what Stable-Baselines3's ``make_vec_env`` asks for by default, and
+what its video recorder and ``VecEnv.render`` tile).
+
+``AlloBench-R0-v0``'s texts take R0's options (``skin``, ``announce_n``, ``state_cost``; see
+``framings/urn.py``): by default the paper's frontier urn (N announced, no cost sentence at
+K = 0), as the evaluation and the post-training rollouts show it.
 """
 
 from __future__ import annotations
@@ -69,6 +83,16 @@ EVAL_LINE_MAX = 160
 """A generous bound on one line of the evaluation's R0 text."""
 N_FEATURES = 6
 SIGHTING_SCALE = 10
+RENDER_MODES: tuple[str, ...] = ("ansi", "rgb_array")
+RGB_CELL = 6
+"""Pixels per turn and per class in the ``rgb_array`` image."""
+RGB_COLOURS: dict[str, tuple[int, int, int]] = {
+    "background": (255, 255, 255),
+    "passed": (170, 170, 170),  # drawn, not collected
+    "collected": (46, 160, 67),  # drawn and collected (a built class, or the build itself)
+    "commit": (31, 90, 200),  # the turn a class was built
+    "current": (230, 170, 0),  # the draw being decided
+}
 
 
 def colour_name(cls: int) -> str:
@@ -102,6 +126,28 @@ def game_over_text(result: EpisodeResult, items: str) -> str:
     )
 
 
+def render_rgb(game: Game) -> np.ndarray:
+    """The stream so far as an ``(N·c, T·c, 3)`` ``uint8`` image (c = :data:`RGB_CELL`): the
+    draw of turn t is a cell in column t on its class's row, coloured by what became of it
+    (:data:`RGB_COLOURS`), the turn being decided highlighted."""
+    config = game.stream.config
+    c = RGB_CELL
+    image = np.empty((config.n_classes * c, config.n_tasks * c, 3), dtype=np.uint8)
+    image[:] = RGB_COLOURS["background"]
+
+    def paint(t: int, cls: int, colour: str) -> None:
+        image[cls * c + 1 : (cls + 1) * c - 1, t * c + 1 : (t + 1) * c - 1] = RGB_COLOURS[colour]
+
+    for rec in game.records:
+        paint(
+            rec.t, rec.cls, "commit" if rec.commit else "collected" if rec.collected else "passed"
+        )
+    if not game.done:
+        turn = game.turn()
+        paint(turn.t, turn.cls, "current")
+    return image
+
+
 def features_from_view(view: GameView, early_window: int) -> np.ndarray:
     """The numeric observation (see the module docstring)."""
     T = view.n_tasks
@@ -132,7 +178,7 @@ def _as_config(config: StreamConfig | dict[str, Any] | None) -> StreamConfig:
 class _AlloEnvBase(gym.Env):
     """Shared decision-stepping logic; subclasses choose the observation."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -154,8 +200,10 @@ class _AlloEnvBase(gym.Env):
             raise ValueError("the gym envs need budget >= 1 and cost >= 0")
         if reward_mode not in ("collects", "stream"):
             raise ValueError("reward_mode must be 'collects' or 'stream'")
-        if render_mode not in (None, "ansi"):
-            raise ValueError("render_mode must be None or 'ansi'")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}"
+            )
         self.reward_mode = reward_mode
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(2)
@@ -169,7 +217,9 @@ class _AlloEnvBase(gym.Env):
         assert self.game is not None and self.stream is not None
         info: dict[str, Any] = {"seed": self.stream.seed, "utility": self.game.utility}
         if self.game.done:
-            info["episode"] = self.game.result().to_dict()
+            # Not "episode": that key is the episode-statistics wrappers' (Gymnasium's
+            # RecordEpisodeStatistics refuses an env that sets it, SB3's Monitor overwrites it).
+            info["result"] = self.game.result().to_dict()
         else:
             turn = self.game.turn()
             info.update(
@@ -222,8 +272,12 @@ class _AlloEnvBase(gym.Env):
         assert self.game is not None
         return self.game.result()
 
-    def render(self) -> str | None:
-        if self.render_mode == "ansi" and self.game is not None:
+    def render(self) -> Any:
+        if self.game is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.game)
+        if self.render_mode == "ansi":
             return render_r0(self.game.view()) if not self.game.done else "The game is over."
         return None
 
@@ -235,11 +289,21 @@ class AlloR0Env(_AlloEnvBase):
     decision text (``framings/urn.py``, skin ``skin``, protocol ``protocol``); it never states
     sighting counts. ``info["system_prompt"]`` (at ``reset``) is the evaluation's system prompt."""
 
-    def __init__(self, skin: str = "default", protocol: str = "paper", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        skin: str = "default",
+        protocol: str = "paper",
+        announce_n: bool = True,
+        state_cost: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         from econbench.allo.framings.urn import UrnFraming
 
-        self.framing = UrnFraming(skin, protocol=protocol)
+        options: dict[str, Any] = {"state_cost": state_cost}
+        if not announce_n:  # an option of protocol "paper" only (UrnFraming says so)
+            options["announce_n"] = False
+        self.framing = UrnFraming(skin, protocol=protocol, **options)
         self.episode: Any = None
         self._pending_auto: list[Any] = []
         # A turn carries the notices of every automatic turn since the last decision.
@@ -275,7 +339,7 @@ class AlloR0Env(_AlloEnvBase):
         text = self.episode.begin_turn(self.game.turn(), self.game.budget_left)
         return self.episode.observation(notices, text)
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
         if self.render_mode == "ansi" and self.game is not None and not self.game.done:
             return self.episode.begin_turn(self.game.turn(), self.game.budget_left)
         return super().render()

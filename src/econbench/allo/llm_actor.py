@@ -7,7 +7,9 @@ never shown to the model: the factory receives it from the runner and drops it.
 
 Each reply's per-turn token limit is the framing's (512 / 1,500 / 2,500 / 4,096), unless the
 model's settings give ``max_tokens`` explicitly (for reasoning models that need more room);
-the settings' value then wins and the summary's config records it.
+the settings' value then wins and the summary's config records it. Likewise the tool choice:
+the framing's (``Framing.tool_choice``; the paper's ladder asks ``"auto"``) unless the settings
+name one. Tool results reach the model as the framing renders them (``Framing.render_result``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from econbench.agents.models.base import ModelProvider, ProviderWrap
@@ -22,7 +25,7 @@ from econbench.agents.models.registry import ModelSettings, build_provider, make
 from econbench.agents.policy import Input, Reply
 from econbench.agents.react import CompactionSettings, LLMAgent
 from econbench.agents.tools import ToolSpec
-from econbench.allo.actors import EpisodeInfo, result_text
+from econbench.allo.actors import EpisodeInfo
 
 
 class LLMActor:
@@ -37,6 +40,7 @@ class LLMActor:
         self.loop = loop
         self.settings = settings
         self.events: list[dict[str, Any]] = []
+        self.max_tokens: int | None = None
         agent.bind_events(lambda kind, data: self.events.append({"type": kind, **data}))
 
     def start(
@@ -49,7 +53,14 @@ class LLMActor:
         max_tokens: int | None = None,
     ) -> None:
         limit = self.settings.max_tokens if self.settings.max_tokens is not None else max_tokens
+        self.max_tokens = limit
         self.agent.start(actor_id, role, tools, system_prompt=system_prompt, max_tokens=limit)
+
+    def limit_reply(self, tokens: int) -> None:
+        """Ask for at most ``tokens`` in the next replies (never more than the start's limit):
+        the paper's R3 shrinks a reply's limit to what is left of the session's cap."""
+        base = self.max_tokens if self.max_tokens is not None else tokens
+        self.agent.config = replace(self.agent.config, max_tokens=min(base, tokens))
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
         """The agent's reply; the runner answers every call itself, so none is left open."""
@@ -92,18 +103,36 @@ class LLMActorFactory:
         self.wrap = wrap
         self.loop = asyncio.new_event_loop()
         self.limiter = make_limiter([model], {model: self.settings})
+        self._providers: list[ModelProvider] = []
+
+    def _close_providers(self) -> None:
+        """Close the HTTP clients of earlier episodes on the loop that opened them (episodes
+        are played one after another; a client left to the garbage collector would close on
+        a loop that is gone)."""
+        while self._providers:
+            close = getattr(self._providers.pop(), "aclose", None)
+            if callable(close) and not self.loop.is_closed():
+                self.loop.run_until_complete(close())
+                # A closed connection drops its socket in a callback of the next iteration.
+                self.loop.run_until_complete(asyncio.sleep(0))
 
     def __call__(self, episode: EpisodeInfo) -> LLMActor:
+        self._close_providers()
         provider: ModelProvider = build_provider(self.name, self.settings)
         if self.wrap is not None:
             provider = self.wrap(provider, f"seed-{episode.seed}")
+        self._providers.append(provider)
         retries = self.settings.retry_policy()
+        framing = episode.framing
+        config = self.settings.generate_config()
+        if framing.tool_choice is not None and self.settings.tool_choice is None:
+            config = replace(config, tool_choice=framing.tool_choice)
         agent = LLMAgent(
             provider,
             system_prompt="",
             render_observation=str,
-            render_result=result_text,
-            config=self.settings.generate_config(),
+            render_result=framing.render_result,
+            config=config,
             compaction=CompactionSettings(threshold=self.settings.compaction_threshold),
             limiter=self.limiter,
             seed=zlib.crc32(f"{self.seed}:{episode.seed}".encode()),
@@ -113,4 +142,5 @@ class LLMActorFactory:
         return LLMActor(agent, self.loop, self.settings)
 
     def close(self) -> None:
+        self._close_providers()
         self.loop.close()

@@ -11,7 +11,10 @@ Definitions (where the spec is silent, the choice is written here):
 - ``first_sight_rate`` pools the commits of all episodes (episodes without commits add
   nothing): first-sight commits / commits; ``None`` without any commit. The per-episode average
   over episodes with commits is ``first_sight_rate_episode_mean``.
-- ``lateness_mean`` is the pooled mean sighting index at commit (1 = first sight).
+- ``lateness1_mean`` is the pooled mean sighting index at commit, 1-based (1 = first sight);
+  the paper's lateness is 0-based (``lateness0_mean`` below, = ``lateness1_mean`` − 1). Summaries
+  written before the two had distinct names call the 1-based one ``lateness_mean``:
+  :func:`read_summary` gives an old summary the current names.
 - Rebuilds (R3 overwrites) are not commits; they only cost budget and K.
 
 The paper's outcome measures (its Appendix "Statistical Estimands"; docs/allobench.md §8):
@@ -35,7 +38,7 @@ The paper's outcome measures (its Appendix "Statistical Estimands"; docs/alloben
   ``(B − unused) / B``; builds / B outside R3); ``zero_commit_incidence``: share of episodes
   without a build.
 - ``lateness0_mean``: the paper's 0-based lateness, occurrence − 1 at commit, pooled over
-  commits (= ``lateness_mean`` − 1).
+  commits (= ``lateness1_mean`` − 1; 0 = first sight).
 
 :func:`paired_bootstrap` is the paper's seed-paired bootstrap of a per-seed quantity (its κ-grid
 interaction); :func:`paired_ratio_bootstrap` its comparison of two arms' pooled ratios (the
@@ -305,7 +308,28 @@ def summarize(
         "trap_commits_mean": float(np.mean([r.trap_commits for r in results])),
         "unused_budget_mean": float(np.mean([r.unused_budget for r in results])),
         "hot_never_tooled_mean": float(np.mean([r.hot_never_tooled for r in results])),
-        "lateness_mean": (float(np.mean([c.sighting for c in commits])) if n_commits else None),
+        "lateness1_mean": (float(np.mean([c.sighting for c in commits])) if n_commits else None),
         "rebuilds_mean": float(np.mean([r.rebuilds for r in results])),
         **paper_measures(results, records),
     }
+
+
+LEGACY_NAMES: dict[str, str] = {"lateness_mean": "lateness1_mean"}
+"""Summary keys under their earlier names → their current names (the 1-based lateness was
+``lateness_mean`` before the paper's 0-based one was added beside it)."""
+
+
+def read_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary (a ``summary.json``, a sweep row) under the current metric names: an old
+    summary's ``lateness_mean`` becomes ``lateness1_mean``, and ``lateness0_mean`` is derived
+    from it when missing (both pool the same commits). A current summary comes back unchanged
+    (as a new dict); an old name is not kept beside the new one."""
+    out = dict(summary)
+    for old, new in LEGACY_NAMES.items():
+        if old in out:
+            value = out.pop(old)
+            out.setdefault(new, value)
+    late1 = out.get("lateness1_mean")
+    if "lateness1_mean" in out and "lateness0_mean" not in out:
+        out["lateness0_mean"] = None if late1 is None else float(late1) - 1.0
+    return out

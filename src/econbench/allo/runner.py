@@ -8,7 +8,10 @@ episode picks (``plan_calls``: by default the first; the others get error result
 results as ``ToolResult`` with the next input, and ends the turn by the framing's rule. A reply
 without a tool call is re-asked (``reask_text``) while the framing allows
 (``Framing.no_call_attempts`` consecutive replies without a call) — the re-asked reply is
-dropped from an actor that can forget it (``retract_last``), as the paper prunes it. When
+dropped from an actor that can forget it (``retract_last``), as the paper's
+``--empty-fence-retry`` prunes it, unless the framing ``keeps_no_call_replies`` (the reminder
+then follows the reply); the turn's last such reply stays unless the framing
+``prunes_last_no_call_reply``. When
 the budget is spent the session ends and the remaining turns are scored without asking (and
 recorded, R3 still runs its scripts).
 
@@ -54,6 +57,7 @@ generator. Each episode record names the generator and the budget that drew its 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -74,7 +78,8 @@ from econbench.allo.actors import (
     ToolResult,
     UserText,
 )
-from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_framing, get_skin
+from econbench.allo.conditions import DEFAULT_CONDITION, condition_for, get_condition
+from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_skin
 from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, TurnOutcome
 from econbench.allo.game import EpisodeResult, Game, Turn
 from econbench.allo.metrics import summarize
@@ -169,6 +174,12 @@ def _usage(reply: Reply) -> dict[str, int]:
 
 
 def _ask(s: _Session, inputs: list[Input]) -> Reply:
+    floor, left = s.framing.reply_limit_floor, s.tokens_left()
+    if floor is not None and left is not None:
+        # The per-reply limit shrinks to what is left of the episode's cap (the paper's R3).
+        limit = getattr(s.actor, "limit_reply", None)
+        if callable(limit):
+            limit(max(floor, left))
     reply = s.actor.respond(inputs)
     if not isinstance(reply, Reply):
         raise TypeError(f"actor {s.actor!r} returned {type(reply).__name__}, not Reply")
@@ -227,10 +238,15 @@ def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
                 break
             if not reply.tool_calls:
                 no_calls += 1  # consecutive replies without a tool call
-                if no_calls < framing.no_call_attempts and not s.over_token_cap():
+                last = no_calls >= framing.no_call_attempts or s.over_token_cap()
+                if not framing.keeps_no_call_replies and (
+                    not last or framing.prunes_last_no_call_reply
+                ):
                     # The paper's re-ask: drop this reply (and the reminder before it) from the
-                    # actor's context where it can, then send the next reminder.
+                    # actor's context where it can (before the next reminder, or, where the
+                    # framing prunes the last one too, before the next question).
                     rec["retracted"] = _retract(s.actor, 1 if no_calls > 1 else 0)
+                if not last:
                     inputs = [UserText(s.ep.reask_text(no_calls))]
                     rec["reasked"] = inputs[0].text  # type: ignore[union-attr]
                     continue
@@ -260,6 +276,21 @@ def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
                 outcome, s.owed = s.ep.end_turn("token_limit"), results
                 break
             inputs = results
+    _record_turn(
+        s, turn, outcome, budget_left=budget_left, observation=observation, replies=replies
+    )
+    return outcome
+
+
+def _record_turn(
+    s: _Session,
+    turn: Turn,
+    outcome: TurnOutcome,
+    *,
+    budget_left: int,
+    observation: str | None,
+    replies: list[dict[str, Any]],
+) -> None:
     rec = _turn_base(s.ep, turn, "decision")
     rec.update(
         budget_left=budget_left,
@@ -274,6 +305,16 @@ def _decision_turn(s: _Session, turn: Turn) -> TurnOutcome:
         **outcome.record,
     )
     s.turns.append(rec)
+
+
+def _play_turn(s: _Session, turn: Turn) -> TurnOutcome:
+    """Ask the actor about ``turn``, or close it unasked where the framing says it was
+    answered before it was shown (``answered_unseen``; recorded with ``observation: None``
+    and no replies)."""
+    if not s.ep.answered_unseen(turn):
+        return _decision_turn(s, turn)
+    outcome = s.ep.end_unseen(turn)
+    _record_turn(s, turn, outcome, budget_left=s.game.budget_left, observation=None, replies=[])
     return outcome
 
 
@@ -288,6 +329,32 @@ def _charge_rebuilds(game: Game, n: int, rec: dict[str, Any]) -> None:
         game.charge_rebuild()
         charged += 1
     rec["rebuilds"] = charged
+
+
+def _ask_after_budget(s: _Session) -> None:
+    """Ask the turns the game scored when the budget ran out, in order, until the framing's
+    session ends (the paper's R3 with ``--full-stream``). They carry no allocation decision:
+    the game has collected them already (a class with a tool) or not; the record keeps what the
+    model did (runs, answers, refused writes)."""
+    asked = {rec["t"] for rec in s.turns}
+    for r in s.game.records:
+        if r.t in asked:
+            continue
+        if s.ep.session_over():
+            break
+        turn = Turn(r.t, r.cls, r.sighting, r.collected, False)
+        outcome = _play_turn(s, turn)
+        s.turns[-1].update(
+            kind="reuse" if r.collected else "after_budget",
+            decision="reuse" if r.collected else None,
+            collected=r.collected,
+            commit=False,
+            resolved=True,
+            reason=None,
+            rebuilds=0,
+        )
+        if outcome.commit or outcome.rebuilds:
+            raise RuntimeError(f"turn {r.t}: a build after the budget was spent")
 
 
 def play_episode(
@@ -322,7 +389,7 @@ def play_episode(
             continue
         s.notices += [out.notice for _, out in _auto_records(s, batch, True, "auto")]
         batch = []
-        outcome = _decision_turn(s, turn)
+        outcome = _play_turn(s, turn)
         if turn.has_tool:  # asked anyway (paper R3): no decision, rewrites charged first
             s.turns[-1].update(kind="reuse", decision="reuse", collected=True)
             _charge_rebuilds(game, outcome.rebuilds, s.turns[-1])
@@ -331,6 +398,8 @@ def play_episode(
             continue
         game.step(outcome.commit)
         _charge_rebuilds(game, outcome.rebuilds, s.turns[-1])
+    if ep.asks_after_budget:
+        _ask_after_budget(s)
     # Automatic turns after the last question, then the turns the game scored without asking.
     _auto_records(s, batch, False, "auto")
     asked = {rec["t"] for rec in s.turns}
@@ -405,6 +474,16 @@ class CellSpec:
     ``"cell"``: drawn with this cell's ``budget``."""
     protocol: str = "paper"
     """The framing's texts and turn rules: ``"paper"`` or ``"econbench"`` (see the module doc)."""
+    condition: str | None = None
+    """The paper's condition played (``econbench.allo.conditions``); None: ``"frontier"``, or
+    ``"econbench"`` under that protocol. Normalised on construction."""
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            return  # validate() says so in one line
+        name = condition_for(self.condition, self.protocol)
+        object.__setattr__(self, "condition", name)
+        object.__setattr__(self, "protocol", get_condition(name).protocol)
 
     def validate(self) -> None:
         """Raise ``ValueError`` with a one-line message for any bad setting."""
@@ -433,6 +512,30 @@ class CellSpec:
             raise ValueError(
                 f"unknown protocol {self.protocol!r}; choose one of {', '.join(PROTOCOLS)}"
             )
+        condition_for(self.condition, self.protocol)
+        get_condition(str(self.condition)).setup(self.framing)
+
+    def make_framing(self, **extra: Any) -> Framing:
+        """The framing this cell plays: its rung under its condition (``extra``: R3's
+        ``sandbox`` and ``workers``)."""
+        return get_condition(str(self.condition)).framing(
+            self.framing, skin=self.skin, model=self.policy, **extra
+        )
+
+    def framing_key(self) -> str:
+        """What tells this cell's framing apart from another cell's (cells with the same key
+        can share one framing object, and so one R3 sandbox)."""
+        options = (
+            get_condition(str(self.condition)).setup(self.framing).framing_options(self.policy)
+        )
+        return json.dumps([self.framing, self.skin, self.condition, options], sort_keys=True)
+
+    def model_settings(self, settings: Any) -> Any:
+        """``settings`` of this cell's model with its condition's request rules filled in
+        where they are unset."""
+        return get_condition(str(self.condition)).model_settings(
+            self.framing, self.policy, settings
+        )
 
     @property
     def stream_config(self) -> StreamConfig:
@@ -451,6 +554,8 @@ class CellSpec:
             base = f"{base}-{self.skin}"
         if self.protocol != "paper":
             base = f"{base}-{self.protocol}"
+        elif self.condition != DEFAULT_CONDITION:
+            base = f"{base}-{self.condition}"
         if self.config.generator != "paper":
             base = f"{base}-{self.config.generator}"
         if self.stream_budget != "fixed":
@@ -468,6 +573,7 @@ class CellSpec:
             "budget": self.budget,
             "skin": self.skin,
             "protocol": self.protocol,
+            "condition": self.condition,
             "stream_budget": self.stream_budget,
             "stream_config": self.stream_config.model_dump(),
         }
@@ -487,7 +593,7 @@ def make_factory(
         from econbench.agents.models.registry import ModelSettings, check_keys
         from econbench.allo.llm_actor import LLMActorFactory
 
-        settings = (models or {}).get(spec.policy) or ModelSettings()
+        settings = spec.model_settings((models or {}).get(spec.policy) or ModelSettings())
         check_keys([spec.policy], {spec.policy: settings})
         return LLMActorFactory(spec.policy, settings, wrap=wrap)
     return PolicyActorFactory(spec.policy, spec.stream_config, cost=spec.cost, budget=spec.budget)
@@ -503,7 +609,7 @@ def play_cell(
 ) -> list[Episode]:
     """Play every seed of ``spec``; ``on_episode`` is called after each (progress, writing),
     ``on_turn`` as each turn begins (see :func:`play_episode`)."""
-    framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
+    framing = framing or spec.make_framing()
     factory = actor_factory or make_factory(spec)
     episodes = []
     for seed in spec.seeds:
@@ -525,6 +631,7 @@ def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) ->
         "policy": spec.policy,
         "skin": spec.skin,
         "protocol": spec.protocol,
+        "condition": spec.condition,
         "generator": spec.config.generator,
         "stream_budget": spec.stream_budget,
         "cost": float(spec.cost),
@@ -624,7 +731,11 @@ def spec_from_config(config: dict[str, Any]) -> CellSpec:
         skin=config.get("skin", "default"),
         config=StreamConfig.model_validate(stream_config),
         stream_budget=config.get("stream_budget", "cell"),
-        protocol=config.get("protocol", "econbench"),
+        protocol=config.get("protocol")
+        or (
+            get_condition(config["condition"]).protocol if config.get("condition") else "econbench"
+        ),
+        condition=config.get("condition"),
     )
 
 

@@ -25,7 +25,9 @@ Two generators draw this distribution (``StreamConfig.generator``):
   evaluates its right-hand side first. ``redraws`` counts the candidates beyond the first.
   Where the paper has no rule: with ``trap_early=False`` the first candidate is kept (the
   coin is still drawn); with an empty early window (``budget == 0``) the condition is dropped
-  (the paper's code would fail there).
+  (the paper's code would fail there). The paper then draws the episode's problem instances
+  from the same generator: :func:`paper_draw` returns it in that state
+  (``econbench.allo.instances``).
 - ``"numpy"`` (econbench's earlier generator, same distribution, different episodes):
   ``np.random.default_rng([seed, STREAM_SALT])`` draws, in order, a permutation (its first
   ``n_hot`` entries are hot), the first stream (``Generator.choice``), up to ``max_redraws``
@@ -204,6 +206,15 @@ def _decimal_complement(x: float) -> float:
 
 def _paper_stream(seed: int, config: StreamConfig) -> Stream:
     """The paper's generator (see the module docstring for the exact order of draws)."""
+    return paper_draw(seed, config)[0]
+
+
+def paper_draw(seed: int, config: StreamConfig) -> tuple[Stream, random.Random]:
+    """The paper generator's stream of episode ``seed`` and its ``random.Random`` right after
+    drawing it, whatever ``config.generator`` says: the paper draws the episode's problem
+    instances next, from the same generator (``econbench.allo.instances``)."""
+    if seed < 0:
+        raise ValueError("seeds must be non-negative")
     rng = random.Random(seed)
     n = config.n_classes
     roles = [True] * config.n_hot + [False] * config.n_trap  # True: hot
@@ -224,17 +235,17 @@ def _paper_stream(seed: int, config: StreamConfig) -> Stream:
         return any(c in trap_set for c in seq[:window])
 
     if window == 0:  # no condition (trap_early off, or an empty window)
-        return _stream(seed, config, hot, draw(), 0, False)
+        return _stream(seed, config, hot, draw(), 0, False), rng
     for attempt in range(config.max_redraws):
         seq = draw()
         if early_trap(seq):
-            return _stream(seed, config, hot, seq, attempt, False)
+            return _stream(seed, config, hot, seq, attempt, False), rng
     seq = draw()
     forced = not early_trap(seq)
     if forced:
         trap = rng.choice(traps)  # the paper evaluates the trap class before the position
         seq[rng.randrange(window)] = trap
-    return _stream(seed, config, hot, seq, config.max_redraws, forced)
+    return _stream(seed, config, hot, seq, config.max_redraws, forced), rng
 
 
 def _stream(

@@ -398,7 +398,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 _fmt(s["first_sight_rate"]),
                 f"{s['trap_commits_mean']:.2f}",
                 f"{s['unused_budget_mean']:.2f}",
-                _fmt(s["lateness_mean"], 2),
+                _fmt(s["lateness1_mean"], 2),
                 f"{s['utility_mean']:.2f}",
             )
         )

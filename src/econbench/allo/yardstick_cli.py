@@ -66,7 +66,7 @@ def results_table(results: dict[str, Any]) -> Table:
             _f(s["first_sight_rate"]),
             _f(s["trap_commits_mean"], 2),
             _f(s["unused_budget_mean"], 2),
-            _f(s["lateness_mean"], 2),
+            _f(s["lateness1_mean"], 2),
         )
     return table
 

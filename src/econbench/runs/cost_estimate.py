@@ -247,13 +247,12 @@ def coffee_estimate(entry: Entry, basis: CallBasis, prices: PriceTable) -> Entry
 def allo_framing_basis(entry: Entry) -> CallBasis:
     """Calls and prompt sizes per episode of the entry's framing, from its own texts."""
     from econbench.allo.actors import PolicyActorFactory
-    from econbench.allo.framings import get_framing
     from econbench.allo.runner import play_episode
     from econbench.allo.stream import generate_stream
     from econbench.runs.allo.experiment import cell_of
 
     spec, _ = cell_of(entry)
-    framing = get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
+    framing = spec.make_framing()
     stream = generate_stream(spec.seeds[0], spec.stream_config)
     factory = PolicyActorFactory(
         PROBE_POLICY, spec.stream_config, cost=spec.cost, budget=spec.budget
@@ -337,7 +336,14 @@ def estimate_plan(
         cell = entry.config["cell"]
         basis = allo_basis
         if basis is None and "/" in cell["policy"]:
-            key = (cell["framing"], cell["skin"], cell["protocol"], cell["budget"], cell["cost"])
+            key = (
+                cell["framing"],
+                cell["skin"],
+                cell["protocol"],
+                cell.get("condition"),
+                cell["budget"],
+                cell["cost"],
+            )
             if key not in framing_bases:
                 framing_bases[key] = allo_framing_basis(entry)
             basis = framing_bases[key]

@@ -17,6 +17,12 @@ Why it looks the way it does:
   ``temperature`` / ``top_p`` / ``top_k`` with a 400, and the SDK no longer has them, so
   ``GenerateConfig.temperature`` is *not sent* (a warning is logged once). A server that
   still accepts it (an Anthropic-compatible proxy) can get it via ``config.extra``.
+- **Tool choice.** Sent only when ``GenerateConfig.tool_choice`` is set and tools are
+  offered: "auto", "required" (Anthropic's ``any``) or "none".
+- **The paper's requests.** ``request_style = "paper"`` sends exactly the body the AlloBench
+  paper's ``RawChat`` sends instead (``econbench.agents.models.paper_wire``): a plain-string
+  system, plain-string texts, one cache breakpoint on the last block, tool results and the
+  next text as separate user messages, ``tool_choice`` always with tools.
 - **No retries here.** The client has ``max_retries=0``; SDK errors are mapped onto
   ``TransientModelError`` / ``ContextOverflowError`` / ``FatalModelError`` and the retry
   layer above decides what to do; the wait a server asks for, the overflow patterns and the
@@ -32,6 +38,7 @@ from typing import Any
 
 import anthropic
 
+from econbench.agents.models import paper_wire
 from econbench.agents.models._http import (
     check_sdk_base_url,
     is_context_overflow,
@@ -117,6 +124,7 @@ class AnthropicProvider(ModelProvider):
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._api_key = api_key or getattr(self.client, "api_key", None)
         self._warned_temperature = False
+        self._warned_effort = False
 
     def _loop_client(self) -> anthropic.AsyncAnthropic:
         """The client for the running event loop.
@@ -158,6 +166,8 @@ class AnthropicProvider(ModelProvider):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` (everything but the timeout)."""
+        if config.request_style == "paper":
+            return self._paper_request(messages, tools, config)
         system_text, turns = _convert_messages(messages)
         request: dict[str, Any] = {"model": self.model, "messages": turns}
         if system_text:
@@ -187,6 +197,35 @@ class AnthropicProvider(ModelProvider):
         request["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         if config.reasoning_effort is not None:
             request["output_config"] = {"effort": self._effort(config.reasoning_effort)}
+        if tools and config.tool_choice is not None:
+            request["tool_choice"] = paper_wire.anthropic_tool_choice(config.tool_choice)
+        self._warn_temperature(config)
+        if config.extra:
+            request["extra_body"] = dict(config.extra)
+        return request
+
+    def _paper_request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> dict[str, Any]:
+        """What the paper's ``RawChat`` sends (``paper_wire``); it has no thinking."""
+        if config.thinking_budget is not None:
+            raise FatalModelError(
+                f"{self.name}: request_style 'paper' has no extended thinking; drop thinking_budget"
+            )
+        if config.reasoning_effort is not None and not self._warned_effort:
+            self._warned_effort = True
+            log.warning(
+                "%s: reasoning_effort=%s is not sent: the paper's Anthropic requests carry none",
+                self.name,
+                config.reasoning_effort,
+            )
+        request = paper_wire.anthropic_request(self.model, messages, tools, config)
+        self._warn_temperature(config)
+        if config.extra:
+            request["extra_body"] = dict(config.extra)
+        return request
+
+    def _warn_temperature(self, config: GenerateConfig) -> None:
         if config.temperature is not None and not self._warned_temperature:
             self._warned_temperature = True
             log.warning(
@@ -195,9 +234,6 @@ class AnthropicProvider(ModelProvider):
                 self.name,
                 config.temperature,
             )
-        if config.extra:
-            request["extra_body"] = dict(config.extra)
-        return request
 
     def _effort(self, effort: str) -> str:
         value = _EFFORT_ALIASES.get(effort.lower(), effort.lower())

@@ -145,6 +145,12 @@ class ModelOutput:
         )
 
 
+RequestStyle = Literal["econbench", "paper"]
+"""How a provider shapes its request: econbench's own forms, or exactly the body the AlloBench
+paper's ``RawChat`` sends (``econbench.agents.models.paper_wire``)."""
+ToolChoice = Literal["auto", "required", "none"]
+
+
 @dataclass
 class GenerateConfig:
     """Per-model settings; ``None`` means the provider's default."""
@@ -155,6 +161,14 @@ class GenerateConfig:
     thinking_budget: int | None = None
     timeout_s: float = 120.0
     extra: dict[str, Any] = field(default_factory=dict)
+    tool_choice: ToolChoice | None = None
+    """Sent with a request that offers tools when set ("required": Anthropic's ``any``).
+    ``None``: the provider's default (econbench style: Anthropic sends none, the OpenAI
+    providers their compat profile's, ``"auto"``; paper style: ``"auto"``, as the paper's
+    ``chat_tools`` always sends one)."""
+    request_style: RequestStyle = "econbench"
+    """``"paper"``: the body the paper's ``RawChat.chat`` / ``chat_tools`` sends (Anthropic,
+    OpenAI and OpenAI-compatible providers only)."""
 
 
 class ModelError(Exception):

@@ -9,6 +9,12 @@ whose ``content`` is ``null``. So the defaults are the forms every server takes:
 carries ``content: ""``. A profile (``compat = "vllm"`` in a model's settings) changes only
 what one family needs differently; single fields can be overridden per model.
 
+Under ``request_style = "paper"`` (``econbench.agents.models.paper_wire``) the wire forms
+above are the paper's instead, and a profile decides only which of the paper's ``RawChat``
+branches the requests follow (``paper_branch``): ``openai`` (``openai/`` models, and
+``compat = "openai"``), ``ollama`` (``compat = "ollama"``: ``reasoning_effort: "none"`` on
+requests without tools) or ``vllm`` (every other profile: no effort sent for local names).
+
 What no profile needs to say, because the provider tolerates it for every server: a reply
 without ``usage`` (or with some of its fields missing) counts 0 tokens, and a tool call
 without an ``id`` gets a deterministic one (``openai_provider``).
@@ -24,6 +30,7 @@ ToolCallContent = Literal["empty", "omit"]
 """How an assistant turn with tool calls and no text carries its content: ``""`` or no
 ``content`` key. ``null`` is never sent (Ollama: "invalid message content type: <nil>")."""
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+PaperBranch = Literal["openai", "ollama", "vllm"]
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,13 @@ class Compat:
     checked: str = "documentation"
     """How the profile was established: against a real server, or from its documentation."""
     notes: str = ""
+    paper_branch: PaperBranch = "vllm"
+    """The paper's ``RawChat`` branch its requests follow under ``request_style = "paper"``."""
 
     def with_overrides(self, **overrides: Any) -> Compat:
         """This profile with the given fields replaced; ``None`` values are left as they are."""
-        known = {f.name for f in fields(self)} - {"name", "refuses", "checked", "notes"}
+        fixed = {"name", "refuses", "checked", "notes", "paper_branch"}
+        known = {f.name for f in fields(self)} - fixed
         unknown = set(overrides) - known
         if unknown:
             raise ValueError(f"unknown compat field(s): {', '.join(sorted(unknown))}")
@@ -91,11 +101,13 @@ PROFILES: dict[str, Compat] = {
                 "content null is rejected ('invalid message content type: <nil>'); tool_choice "
                 "is accepted and ignored; usage may be missing."
             ),
+            paper_branch="ollama",
         ),
         Compat(
             "openai",
             max_tokens_field="max_completion_tokens",
             notes="api.openai.com: max_tokens is refused by reasoning models.",
+            paper_branch="openai",
         ),
     )
 }

@@ -49,6 +49,15 @@ Design choices (each one is what a careful user of an evaluation harness expects
   text so the toolkit answers with an error result (``untrusted.bounded_arguments``); every
   reply passes ``boundary.checked_output`` (valid Unicode, bounded arguments, sane usage). A
   call without an id gets a deterministic one derived from the response.
+- **The paper's requests.** ``request_style = "paper"`` makes ``OpenAIChatProvider`` send
+  exactly the body the AlloBench paper's ``RawChat`` sends (``econbench.agents.models.
+  paper_wire``): the system message first, ``max_completion_tokens``, ``reasoning_effort`` by
+  the paper's model-name rules and the profile's ``paper_branch``, assistant calls with their
+  arguments as the model wrote them (kept in ``provider_data["openai_chat"]["arguments"]``
+  under this style only), ``tool_choice`` always with tools. The Responses API has no paper
+  form (the registry uses chat for such models).
+- ``GenerateConfig.tool_choice``, when set, is the ``tool_choice`` sent with tools (over the
+  profile's).
 - ``GenerateConfig.extra["extra_body"]`` (a dict) is merged into the request body, for server
   specific fields (e.g. vLLM's ``chat_template_kwargs``); ``thinking_budget`` does not apply.
 - **Event loops.** A provider may be used from several event loops (one ``asyncio.run`` per
@@ -61,6 +70,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import re
 import ssl
@@ -71,6 +81,7 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
+from econbench.agents.models import paper_wire
 from econbench.agents.models._http import (
     check_sdk_base_url,
     is_context_overflow,
@@ -99,6 +110,8 @@ from econbench.agents.models.boundary import (
 from econbench.agents.models.compat import Compat, resolve
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import bounded_arguments, dump_text, is_sendable_json
+
+log = logging.getLogger(__name__)
 
 _BULKY = ("messages", "input", "tools")
 """Request fields sent verbatim, past the SDK's slow typed-parameter transform."""
@@ -410,12 +423,14 @@ class _OpenAIProvider(ModelProvider):
         async with reply_guard(self.name, None, self._redact):
             return parse(data)
 
-    def _tool_options(self) -> dict[str, Any]:
-        """``tool_choice`` (and ``parallel_tool_calls`` if configured) for a request with
-        tools: some servers (llama-cpp-python) leave tools out of the prompt without it."""
+    def _tool_options(self, config: GenerateConfig) -> dict[str, Any]:
+        """``tool_choice`` (the config's, else the profile's) and ``parallel_tool_calls`` (if
+        configured) for a request with tools: some servers (llama-cpp-python) leave tools out
+        of the prompt without a tool choice."""
         options: dict[str, Any] = {}
-        if self.compat.tool_choice is not None:
-            options["tool_choice"] = self.compat.tool_choice
+        choice = config.tool_choice or self.compat.tool_choice
+        if choice is not None:
+            options["tool_choice"] = choice
         if self.compat.parallel_tool_calls is not None:
             options["parallel_tool_calls"] = self.compat.parallel_tool_calls
         return options
@@ -457,6 +472,7 @@ class OpenAIChatProvider(_OpenAIProvider):
             compat=compat,
         )
         self.replay_reasoning = replay_reasoning
+        self._warned_effort = False
 
     # ------------------------------------------------------------------ request
     def build_messages(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -531,16 +547,45 @@ class OpenAIChatProvider(_OpenAIProvider):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` (without the timeout)."""
+        if config.request_style == "paper":
+            return self._paper_request(messages, tools, config)
         kwargs: dict[str, Any] = {"model": self.model, "messages": self.build_messages(messages)}
         if tools:
             kwargs["tools"] = [spec.openai_schema() for spec in tools]
-            kwargs.update(self._tool_options())
+            kwargs.update(self._tool_options(config))
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
         if config.max_tokens is not None:
             kwargs[self.compat.max_tokens_field] = config.max_tokens
         if config.reasoning_effort:
             kwargs["reasoning_effort"] = config.reasoning_effort
+        extra = self._extra_body(config)
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def _paper_request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> dict[str, Any]:
+        """What the paper's ``RawChat`` sends (``paper_wire``), on the profile's branch."""
+        kwargs, ignored = paper_wire.openai_request(
+            self.model,
+            self.compat.paper_branch,
+            messages,
+            tools,
+            config,
+            default_tool_choice=self.compat.tool_choice,
+        )
+        if ignored is not None and not self._warned_effort:
+            self._warned_effort = True
+            log.warning(
+                "%s: reasoning_effort=%s is not sent: the paper sends %s here (its %s branch, %s)",
+                self.name,
+                ignored,
+                repr(kwargs.get("reasoning_effort", "none of it")),
+                self.compat.paper_branch,
+                "with tools" if tools else "without tools",
+            )
         extra = self._extra_body(config)
         if extra:
             kwargs["extra_body"] = extra
@@ -554,9 +599,16 @@ class OpenAIChatProvider(_OpenAIProvider):
         kwargs = self.build_request(messages, tools, config)
         client = self._client_for_loop()
         data = await self._reply(client.chat.completions, kwargs, config.timeout_s)
+        if config.request_style == "paper":
+            return await self._parsed(self.parse_paper_response, data)
         return await self._parsed(self.parse_response, data)
 
-    def parse_response(self, data: dict[str, Any]) -> ModelOutput:
+    def parse_paper_response(self, data: dict[str, Any]) -> ModelOutput:
+        """``parse_response``, keeping the calls' raw arguments strings for the paper style to
+        replay verbatim (``provider_data["openai_chat"]["arguments"]``)."""
+        return self.parse_response(data, keep_arguments=True)
+
+    def parse_response(self, data: dict[str, Any], *, keep_arguments: bool = False) -> ModelOutput:
         """A Chat Completions response body to a ``ModelOutput``; a body without a choice
         and its message is an error (in its ``error`` field, else an unreadable reply)."""
         choices = json_list(data.get("choices"), self.name, "choices")
@@ -585,12 +637,14 @@ class OpenAIChatProvider(_OpenAIProvider):
                 text = text[match.end() :]
         seed = str(data.get("id") or data.get("created") or "")
         calls: list[ToolCall] = []
+        texts: list[Any] = []
         raw_calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
         for i, raw in enumerate(raw_calls):
             raw = _dict(raw)
             fn = _dict(raw.get("function"))
             name = str(fn.get("name") or raw.get("name") or "")
-            arguments = parse_arguments(fn.get("arguments", raw.get("arguments")))
+            texts.append(fn.get("arguments", raw.get("arguments")))
+            arguments = parse_arguments(texts[-1])
             call_id = raw.get("id") or _synthetic_call_id(seed, i, name, arguments)
             calls.append(ToolCall(name, arguments, str(call_id)))
         legacy = _dict(message.get("function_call"))
@@ -604,6 +658,10 @@ class OpenAIChatProvider(_OpenAIProvider):
                 provider_data["response_" + key] = str(data[key])
         if reasoning_field:
             provider_data["reasoning_field"] = reasoning_field
+        # (a legacy function_call has no texts: its arguments are rebuilt when replayed)
+        sent_as_text = len(texts) == len(calls) and all(isinstance(t, str) for t in texts)
+        if keep_arguments and calls and sent_as_text:
+            provider_data[paper_wire.RAW_ARGUMENTS] = texts
         return checked_output(
             ModelOutput(
                 model=self.model,
@@ -808,13 +866,18 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` (without the timeout)."""
+        if config.request_style == "paper":
+            raise FatalModelError(
+                f"{self.name}: request_style 'paper' sends Chat Completions requests, as the "
+                "paper did; configure this model with api = 'chat'"
+            )
         instructions, items = self.build_input(messages)
         kwargs: dict[str, Any] = {"model": self.model, "input": items, "store": False}
         if instructions is not None:
             kwargs["instructions"] = instructions
         if tools:
             kwargs["tools"] = [self.tool_param(spec) for spec in tools]
-            kwargs.update(self._tool_options())
+            kwargs.update(self._tool_options(config))
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
         if config.max_tokens is not None:

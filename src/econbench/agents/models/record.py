@@ -182,10 +182,18 @@ def tools_body(tools: Sequence[ToolSpec]) -> str:
     )
 
 
+_UNSET_CONFIG = (("tool_choice", None), ("request_style", "econbench"))
+"""Config fields left out of keys and records at these values, so the requests of configs
+that do not use them keep their keys (recordings and caches made before them still match)."""
+
+
 def config_dict(config: GenerateConfig) -> dict[str, Any]:
     """The settings that shape a reply; ``timeout_s`` only bounds the wait, so it is left out."""
     data = asdict(config)
     data.pop("timeout_s", None)
+    for field, unset in _UNSET_CONFIG:
+        if data.get(field) == unset:
+            del data[field]
     return data
 
 

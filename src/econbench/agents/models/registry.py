@@ -40,6 +40,7 @@ from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.models.settings import (
     LOCAL_ONLY_SETTINGS,
     OPENAI_ONLY_SETTINGS,
+    PAPER_STYLE_PROVIDERS,
     ModelSettings,
     SettingsArg,
     settings_for,
@@ -276,7 +277,29 @@ def _check_openai_key_target(name: str, settings: ModelSettings) -> None:
     )
 
 
+def _check_paper_style(name: str, provider: str, settings: ModelSettings) -> None:
+    """``request_style = "paper"`` only where the paper's ``RawChat`` has a form to send."""
+    if settings.request_style != "paper" or provider == SCRIPTED:
+        return
+    if provider not in PAPER_STYLE_PROVIDERS:
+        raise ModelConfigError(
+            f"{name}: request_style 'paper' applies only to {', '.join(PAPER_STYLE_PROVIDERS)} "
+            "models (the paper's request forms)"
+        )
+    if settings.api == "responses":
+        raise ModelConfigError(
+            f"{name}: request_style 'paper' sends Chat Completions requests, as the paper "
+            "did; drop api or set it to 'chat'"
+        )
+    if provider == "anthropic" and settings.thinking_budget is not None:
+        raise ModelConfigError(
+            f"{name}: request_style 'paper' has no extended thinking (the paper's Anthropic "
+            "requests carry none); drop thinking_budget"
+        )
+
+
 def _check_settings(name: str, provider: str, settings: ModelSettings) -> None:
+    _check_paper_style(name, provider, settings)
     wire = [f for f in OPENAI_ONLY_SETTINGS if getattr(settings, f) is not None]
     if wire and provider not in ("openai", "openai-compatible", SCRIPTED):
         raise ModelConfigError(
@@ -492,7 +515,10 @@ def build_provider(
         return _local_provider(full_name, model, settings, prices)
     api_key = resolve_api_key(full_name, settings, dotenv_path=dotenv_path)
     base_url = resolve_base_url(full_name, settings, dotenv_path=dotenv_path)
-    cls, _ = _provider_class(provider, settings.api)
+    api = settings.api
+    if api is None and provider == "openai" and settings.request_style == "paper":
+        api = "chat"  # the paper's OpenAI requests are Chat Completions
+    cls, _ = _provider_class(provider, api)
     kwargs: dict[str, Any] = {
         "api_key": api_key,
         "base_url": base_url,

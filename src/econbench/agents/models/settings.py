@@ -32,6 +32,8 @@ OPENAI_ONLY_SETTINGS = (
 """The wire-form settings of the OpenAI providers (``econbench.agents.models.compat``)."""
 RETRY_SETTINGS = ("max_retries", "max_backoff_s")
 """Written only when set, like the wire forms, so existing configs keep their hashes."""
+PAPER_STYLE_PROVIDERS = ("anthropic", "openai", "openai-compatible")
+"""The providers ``request_style = "paper"`` applies to (the paper's ``RawChat`` backends)."""
 
 DEFAULT_MAX_RETRIES = 5
 """Retries after the first attempt when a model's settings name none (six attempts)."""
@@ -72,6 +74,10 @@ class ModelSettings(BaseModel):
     max_backoff_s: float | None = Field(None, gt=0.0, le=MAX_BACKOFF_LIMIT_S)
     """The longest backoff wait between attempts (default 60 s; a server's longer
     ``Retry-After`` is still honoured, up to 600 s)."""
+    request_style: Literal["econbench", "paper"] = "econbench"
+    """``"paper"``: send exactly the request body the AlloBench paper's ``RawChat`` sends
+    (Anthropic, OpenAI and OpenAI-compatible models; ``econbench.agents.models.paper_wire``
+    says what that is and which settings it reads). Written into configs only when "paper"."""
     # OpenAI and OpenAI-compatible models only (``econbench.agents.models.compat``):
     compat: str | None = None
     """The server's quirk profile: generic (the openai-compatible default), llama.cpp,
@@ -117,6 +123,8 @@ class ModelSettings(BaseModel):
         for field in (*OPENAI_ONLY_SETTINGS, *RETRY_SETTINGS):
             if data.get(field, "") is None:
                 del data[field]
+        if data.get("request_style") == "econbench":
+            del data["request_style"]
         return data
 
     def retry_policy(self) -> RetryPolicy:
@@ -179,6 +187,7 @@ class ModelSettings(BaseModel):
             thinking_budget=self.thinking_budget,
             timeout_s=self.timeout_s,
             extra=extra,
+            request_style=self.request_style,
         )
 
 

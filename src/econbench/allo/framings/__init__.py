@@ -22,6 +22,7 @@ from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.code import CodeFraming, check_solver_code
 from econbench.allo.framings.declarative import DeclarativeFraming
 from econbench.allo.framings.urn import SKIN_NAMES, UrnFraming, get_skin, parse_decision
+from econbench.allo.framings.urn_tool import UrnToolFraming
 from econbench.suggest import did_you_mean
 
 FRAMINGS: dict[str, type[Framing]] = {
@@ -29,13 +30,15 @@ FRAMINGS: dict[str, type[Framing]] = {
     "r1": DeclarativeFraming,
     "r2": CodeFraming,
     "r3": BuildFraming,
+    "r0-tool": UrnToolFraming,  # the paper's keep/pass tool-call probe of R0
 }
 
 
 def get_framing(
     name: str, *, skin: str = "default", protocol: str = "paper", **options: Any
 ) -> Framing:
-    """The framing called ``name`` ("r0".."r3") under ``protocol``; ``skin`` applies to R0 only.
+    """The framing called ``name`` ("r0".."r3", "r0-tool") under ``protocol``; ``skin``
+    applies to R0 (and its tool-call probe) only.
 
     R3 accepts ``sandbox=`` (a ``Sandbox``) and ``workers=`` (parallel automatic runs); R1 and
     R2 accept ``state_cost=`` and ``no_call_attempts=``. Raises ``ValueError`` for an unknown
@@ -48,8 +51,8 @@ def get_framing(
             f"choose one of {', '.join(FRAMINGS)}"
         )
     check_protocol(protocol)
-    if key == "r0":
-        return UrnFraming(skin=skin, protocol=protocol, **options)
+    if key in ("r0", "r0-tool"):
+        return FRAMINGS[key](skin=skin, protocol=protocol, **options)  # type: ignore[call-arg]
     if skin != "default":
         raise ValueError(f"--skin applies to the r0 urn only, not to {key}")
     return FRAMINGS[key](protocol=protocol, **options)

@@ -17,9 +17,11 @@ the observation texts: reference policies see exactly what a model sees and noth
 Every framing is built for one *protocol* (:data:`PROTOCOLS`): ``"paper"`` (the default) renders
 the texts and turn rules of the AlloBench paper's own harness, ``"econbench"`` the texts and rules
 econbench used before (kept byte for byte so earlier runs stay comparable). A protocol's turn
-limits live on the framing object (``max_calls_per_turn``, ``no_call_attempts``) and its reply
-handling on the episode (``plan_calls``, ``execute``, ``reask_text``, ``observation``), so the
-runner applies whatever the framing says without knowing protocol names.
+limits live on the framing object (``max_calls_per_turn``, ``no_call_attempts``,
+``keeps_no_call_replies``, ``prunes_last_no_call_reply``), how a model is asked and how it reads a
+tool result on the framing too (``tool_choice``, ``render_result``), and its reply handling on the
+episode (``plan_calls``, ``execute``, ``reask_text``, ``observation``), so the runner and the model
+actor apply whatever the framing says without knowing protocol names.
 """
 
 from __future__ import annotations
@@ -179,6 +181,10 @@ class FramingEpisode(ABC):
     asks_tooled_turns: ClassVar[bool] = False
     """Whether a class that already has a tool is still asked about (the paper's R3: the model
     runs its own script on later problems) instead of being collected with a notice."""
+    asks_after_budget: bool = False
+    """Whether the turns after the budget is spent are asked too (the paper's R3 with
+    ``--full-stream``: the model keeps running its scripts and answering, writes refused)
+    instead of being scored unasked."""
 
     def __init__(self, framing: Framing, stream: Stream, cost: float, budget: int) -> None:
         self.framing = framing
@@ -248,6 +254,16 @@ class FramingEpisode(ABC):
         (None without a cap) and whether the cap is reached (the paper's R3 shows the first in
         every tool result and ends the session at the second)."""
 
+    def answered_unseen(self, turn: Turn) -> bool:
+        """Whether ``turn`` was answered before it was shown (the paper's R3: a second
+        ``submit_answer`` in one reply answers the next problem); the runner then closes it
+        with ``end_unseen`` instead of asking it."""
+        return False
+
+    def end_unseen(self, turn: Turn) -> TurnOutcome:
+        """Close a turn that ``answered_unseen`` says was answered before it was shown."""
+        raise NotImplementedError
+
     def session_over(self) -> bool:
         """Whether the framing has ended the session early (the paper's R3: budget spent, token
         cap, reply limit); the runner then scores every remaining turn without asking."""
@@ -264,8 +280,12 @@ class Framing(ABC):
     ``max_tokens`` is the per-reply limit handed to ``Actor.start``; ``episode_max_tokens``
     caps an episode's total usage (R3); ``max_calls_per_turn`` bounds tool calls per turn;
     ``no_call_attempts`` is how many replies without a tool call a turn takes (the turn is
-    re-asked with ``reask_text`` until then) before it is an unresolved PASS. A framing that
-    sets them per protocol sets them on the instance.
+    re-asked with ``reask_text`` until then) before it is an unresolved PASS. A re-asked reply
+    is retracted from the actor's context (with the reminder before it), as the paper's
+    ``--empty-fence-retry`` prunes it, unless ``keeps_no_call_replies`` (the paper's R3 without
+    that flag keeps it and appends the reminder); the last reply without a call stays, unless
+    ``prunes_last_no_call_reply`` (the paper's R3 with the flag prunes that one too). A framing
+    that sets them per protocol sets them on the instance.
     """
 
     name: ClassVar[str]
@@ -275,11 +295,22 @@ class Framing(ABC):
     episode_max_tokens: ClassVar[int | None] = None
     max_calls_per_turn: int = 1
     no_call_attempts: int = 1
+    keeps_no_call_replies: bool = False
+    """A re-asked reply without a tool call stays in the actor's context (not retracted)."""
+    prunes_last_no_call_reply: bool = False
+    """The reply that ends a turn without a tool call is retracted too (with its reminder)."""
+    tool_choice: str | None = None
+    """What a model is asked to do with the tools: ``"auto"``, ``"required"``, or ``None`` (not
+    sent: the provider's default). A model's own ``tool_choice`` setting wins."""
     token_cap_counts: str = "output"
     """What ``episode_max_tokens`` counts: ``"output"`` (generated tokens) or
     ``"input+output"`` (every prompt token, cached ones included, plus the generated ones)."""
     min_call_tokens: int = 0
     """The cap is reached when fewer tokens than this (at least 1) remain."""
+    reply_limit_floor: int | None = None
+    """With an episode cap, each reply's token limit shrinks to what is left of the cap, but
+    not below this (the paper's R3 asks for ``max(64, min(max_tokens, remaining))``); None:
+    the limit never shrinks."""
     reply_style: ClassVar[str]  # how a scripted actor answers: "text", "claim", "code", "build"
     protocol: str = "paper"
 
@@ -289,9 +320,15 @@ class Framing(ABC):
     @abstractmethod
     def reader(self) -> ObservationReader: ...
 
+    def render_result(self, result: dict[str, Any]) -> str:
+        """A tool result as the text a model reads (the model actor sends it): JSON with sorted
+        keys. The paper's framings send what the paper's harness sent."""
+        return json.dumps(result, sort_keys=True, default=repr)
+
     def describe(self) -> dict[str, Any]:
-        """The framing's settings, for configs and summaries."""
-        return {
+        """The framing's settings, for configs and summaries (the context rules and the tool
+        choice only where they differ from the defaults, so earlier configs read the same)."""
+        settings: dict[str, Any] = {
             "framing": self.name,
             "protocol": self.protocol,
             "title": self.title,
@@ -300,3 +337,10 @@ class Framing(ABC):
             "max_calls_per_turn": self.max_calls_per_turn,
             "no_call_attempts": self.no_call_attempts,
         }
+        if self.keeps_no_call_replies:
+            settings["keeps_no_call_replies"] = True
+        if self.prunes_last_no_call_reply:
+            settings["prunes_last_no_call_reply"] = True
+        if self.tool_choice is not None:
+            settings["tool_choice"] = self.tool_choice
+        return settings

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from econbench.agents.tools import ToolError, Toolkit, tool
-from econbench.allo.families import FAMILIES, Instance, instance_for
+from econbench.allo.families import DEFAULT_MAGNITUDE, FAMILIES, Instance
 from econbench.allo.framings.base import (
     AutoTurn,
     Framing,
@@ -64,6 +64,7 @@ from econbench.allo.framings.build_paper import (
     MIN_CALL_TOKENS,
     PAPER_NO_CALL_ATTEMPTS,
     REPLIES_PER_TASK,
+    REPLY_LIMIT_FLOOR,
     PaperBuildEpisode,
     PaperProblemReader,
 )
@@ -71,6 +72,12 @@ from econbench.allo.framings.code import check_solver_code, strip_fences
 from econbench.allo.framings.declarative import TASK_HEAD, SolverEpisode
 from econbench.allo.framings.script_runs import clip, is_exact, sandbox_record, shown
 from econbench.allo.game import Turn
+from econbench.allo.instances import (
+    DEFAULT_PROFILE,
+    describe_instance_options,
+    framing_instances,
+    set_instance_options,
+)
 from econbench.allo.sandbox import Sandbox, SandboxResult
 from econbench.allo.stream import Stream
 
@@ -217,7 +224,7 @@ class BuildEpisode(SolverEpisode):
     # -- turns ----------------------------------------------------------------------------
     def begin_turn(self, turn: Turn, budget_left: int) -> str:
         self._start_turn(turn, budget_left)
-        self.instance = instance_for(self.stream.seed, turn.t, turn.cls)
+        self.instance = framing_instances(self.framing, self.stream)[turn.t]
         family = self.family(turn.cls)
         return render(
             self.task_template,
@@ -231,7 +238,7 @@ class BuildEpisode(SolverEpisode):
 
     def _auto_run(self, turn: Turn) -> tuple[Instance, Script, SandboxResult]:
         script = self.scripts[self.by_class[turn.cls]]
-        instance = instance_for(self.stream.seed, turn.t, turn.cls)
+        instance = framing_instances(self.framing, self.stream)[turn.t]
         return instance, script, self.sandbox.run(script.code, instance.params)
 
     def _auto_outcome(
@@ -388,12 +395,18 @@ class BuildEpisode(SolverEpisode):
 class BuildFraming(Framing):
     """R3: write, run and submit real code under a sandbox.
 
-    ``protocol="paper"`` (the default) plays the paper's R3 (``build_paper``): every problem
-    asked, untitled, the session cut off when the budget is spent, a 300k cap on input plus
-    output tokens shown in every tool result, no per-problem call limit (the paper's session
-    limit of ``max(60, 15 T)`` replies instead) and ``no_call_attempts`` replies without a tool
-    call per problem (default 2: one re-ask); ``state_cost`` states the charge at K = 0 too.
-    ``protocol="econbench"`` plays the rules above, unchanged.
+    ``protocol="paper"`` (the default) plays the paper's R3 (``build_paper``,
+    ``scripts/ladder/arm_a1_announce.py``): every problem asked, untitled, every tool call of
+    a reply run, results as the paper's ``json.dumps`` writes them, the session cut off when
+    the budget is spent (``full_stream=True``: it runs on, writes refused, as ``--full-stream``),
+    a 300k cap on input plus output tokens shown in every tool result, no per-problem call
+    limit (the paper's session limit of ``max(60, 15 T)`` replies instead), ``tool_choice``
+    ``"auto"``. A reply without a tool call stays in the conversation and is followed by the
+    paper's reminder; the second in a row leaves the problem unanswered (``no_call_attempts``,
+    default 2). ``empty_fence_retry=N`` is the paper's ``--empty-fence-retry N`` (its Qwen
+    runs: 4): such replies are pruned, reminders and all, and a problem takes N of them.
+    ``state_cost=True`` states the charge at K = 0 too (the paper's R3 never states one;
+    default False). ``protocol="econbench"`` plays the rules above, unchanged.
     """
 
     name = "r3"
@@ -408,26 +421,50 @@ class BuildFraming(Framing):
         workers: int = 4,
         protocol: str = "paper",
         *,
-        state_cost: bool = True,
+        state_cost: bool = False,
         no_call_attempts: int | None = None,
+        empty_fence_retry: int = 0,
+        full_stream: bool = False,
+        instances: str | None = None,
+        instance_profile: str = DEFAULT_PROFILE,
+        magnitude: int = DEFAULT_MAGNITUDE,
     ) -> None:
+        set_instance_options(self, protocol, instances, instance_profile, magnitude)
         self.sandbox = sandbox if sandbox is not None else Sandbox()
         self.workers = workers
         self.protocol = check_protocol(protocol)
         self.state_cost = bool(state_cost)
+        self.empty_fence_retry = int(empty_fence_retry)
+        self.full_stream = bool(full_stream)
         if protocol == "paper":
             # The paper has no per-problem limit; its session-wide one (the episode's) is
             # 15 replies per problem of the stream, 900 at T = 60.
             self.max_calls_per_turn = REPLIES_PER_TASK * 60
-            attempts = PAPER_NO_CALL_ATTEMPTS if no_call_attempts is None else no_call_attempts
+            if self.empty_fence_retry < 0:
+                raise ValueError(f"empty_fence_retry must be >= 0, got {empty_fence_retry}")
+            if self.empty_fence_retry and no_call_attempts not in (None, self.empty_fence_retry):
+                raise ValueError(
+                    "empty_fence_retry=N sets no_call_attempts to N; give one of the two"
+                )
+            attempts = self.empty_fence_retry or (
+                PAPER_NO_CALL_ATTEMPTS if no_call_attempts is None else no_call_attempts
+            )
             if attempts < 1:
                 raise ValueError(f"no_call_attempts must be at least 1, got {attempts}")
             self.no_call_attempts = int(attempts)
+            # The paper's driver keeps a reply without a tool call (and reminds) unless it runs
+            # with --empty-fence-retry, which prunes every such reply, the last one included.
+            self.keeps_no_call_replies = not self.empty_fence_retry
+            self.prunes_last_no_call_reply = bool(self.empty_fence_retry)
+            self.tool_choice = "auto"
             self.token_cap_counts = "input+output"
             self.min_call_tokens = MIN_CALL_TOKENS
+            self.reply_limit_floor = REPLY_LIMIT_FLOOR
         else:
             if no_call_attempts is not None:
                 raise ValueError("no_call_attempts applies to protocol 'paper' only")
+            if self.empty_fence_retry or self.full_stream:
+                raise ValueError("empty_fence_retry and full_stream apply to protocol 'paper' only")
             self.max_calls_per_turn = 12
 
     def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode:
@@ -440,12 +477,25 @@ class BuildFraming(Framing):
             return PaperProblemReader()
         return ObservationReader([f.title for f in FAMILIES], TASK_HEAD)
 
+    def render_result(self, result: dict[str, Any]) -> str:
+        """Under the paper's protocol a tool result reads as its driver's ``json.dumps(result)``
+        wrote it: keys in the order the result was built, default separators, ASCII."""
+        if self.protocol == "paper":
+            return json.dumps(result)
+        return super().render_result(result)
+
     def describe(self) -> dict[str, Any]:
-        settings = {**super().describe(), "sandbox_backend": self.sandbox.backend}
+        settings = {
+            **super().describe(),
+            "sandbox_backend": self.sandbox.backend,
+            **describe_instance_options(self),
+        }
         if self.protocol == "paper":
             settings.update(
                 state_cost=self.state_cost,
                 token_cap_counts=self.token_cap_counts,
                 min_call_tokens=self.min_call_tokens,
+                empty_fence_retry=self.empty_fence_retry,
+                full_stream=self.full_stream,
             )
         return settings

@@ -1,11 +1,15 @@
 """The paper protocol's problem texts: several covers per family, one drawn per occurrence.
 
 Under protocol ``"paper"`` a task shows only its problem, worded by one of the family's covers
-(``prompts/solver_covers.toml``, the paper's wording) and filled with the occurrence's
-parameters: the family is never named. Which cover an occurrence gets is drawn from
-``numpy.random.default_rng([seed, t, cls, COVER_SALT])``, a stream of its own, so an episode
-replays identically and the instances (``families.instance_for``) are the same under both
-protocols.
+(``prompts/solver_covers.toml``, the paper's wording, in the paper's order) and filled with
+the occurrence's parameters: the family is never named. Which cover an occurrence shows is its
+instance's ``cover`` (``econbench.allo.instances``): with the paper's instances (the default)
+the paper's own draw, ``choice`` over the family's covers right after the sampler's draws;
+with econbench's (``instances="econbench"``) :func:`cover_index`, drawn from
+``numpy.random.default_rng([seed, t, cls, COVER_SALT])``, a stream of its own.
+:func:`instance_text` renders an instance's problem; the text is byte-identical to the paper's
+``cover.format(...)`` for the paper's values (lists print as ``[a, b, c]``, as the paper's
+``"[" + ", ".join(...) + "]"`` does).
 
 :func:`recognise` is the other direction, for scripted actors: it tells the family from a
 problem text alone, by matching it against every cover (numbers and lists of numbers where
@@ -54,8 +58,18 @@ def render_cover(family: str, params: dict[str, Any], index: int) -> str:
 
 
 def problem_text(seed: int, t: int, cls: int, instance: Instance) -> str:
-    """The problem as the paper protocol shows it: a cover drawn for this occurrence."""
+    """The problem as the paper protocol shows it: the instance's cover, or (an instance
+    without one, from ``families.instance_for``) econbench's :func:`cover_index`."""
+    if instance.cover is not None:
+        return instance_text(instance)
     return render_cover(instance.family, instance.params, cover_index(seed, t, cls))
+
+
+def instance_text(instance: Instance) -> str:
+    """The problem text of ``instance``: its family's cover number ``instance.cover``."""
+    if instance.cover is None:
+        raise ValueError("this instance has no cover (see econbench.allo.instances)")
+    return render_cover(instance.family, instance.params, instance.cover)
 
 
 def fields(template: str) -> list[str]:

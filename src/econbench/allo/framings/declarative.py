@@ -1,8 +1,9 @@
 """R1, declarative (docs/allobench.md §4): problem families with cover stories; decide by tool.
 
 Under protocol ``"paper"`` (the default) R1 is played as the paper played it: hidden problem
-types, a cover drawn per occurrence, one tool call per turn and the paper's re-asks (see
-``paper_solver.py``). This module's texts and rules are protocol ``"econbench"``:
+types, a cover drawn per occurrence, the paper's tool schemas, results and turn rules (see
+``paper_solver.py``; the options are ``SolverFraming``'s). This module's texts and rules are
+protocol ``"econbench"``:
 
 Class ``c`` is the problem family ``FAMILIES[c % 8]`` (``econbench.allo.families``); every
 occurrence shows the family's title, cover story and a fresh instance statement
@@ -21,10 +22,11 @@ Choices where the spec is silent:
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from econbench.agents.tools import ToolError, Toolkit, tool
-from econbench.allo.families import FAMILIES, Family, Instance, family_for_class, instance_for
+from econbench.allo.families import DEFAULT_MAGNITUDE, FAMILIES, Family, Instance, family_for_class
 from econbench.allo.framings.base import (
     AutoTurn,
     Framing,
@@ -38,10 +40,18 @@ from econbench.allo.framings.base import (
 )
 from econbench.allo.framings.paper_solver import (
     PAPER_NO_CALL_ATTEMPTS,
+    PAPER_TOOL_CHOICE,
+    TOOL_CHOICES,
     PaperSolverEpisode,
     PaperSolverReader,
 )
 from econbench.allo.game import Turn
+from econbench.allo.instances import (
+    DEFAULT_PROFILE,
+    describe_instance_options,
+    framing_instances,
+    set_instance_options,
+)
 from econbench.allo.stream import Stream
 
 TASK_HEAD = r"^Task (?P<number>\d+) of (?P<n_tasks>\d+) — "
@@ -142,7 +152,7 @@ class SolverEpisode(FramingEpisode):
     def begin_turn(self, turn: Turn, budget_left: int) -> str:
         self.turn = turn
         self.toolkit.reset()
-        self.instance = instance_for(self.stream.seed, turn.t, turn.cls)
+        self.instance = framing_instances(self.framing, self.stream)[turn.t]
         return self.task_text(turn, budget_left, self.instance)
 
     def auto_turn(self, turn: Turn, told: bool) -> AutoTurn:
@@ -172,9 +182,14 @@ class SolverEpisode(FramingEpisode):
 class SolverFraming(Framing):
     """What R1 and R2 share: the protocol, the episode and reader of each, the turn limits.
 
-    ``protocol="paper"``: one tool call per turn and ``no_call_attempts`` replies without a
-    tool call (default 4, the paper's empty-fence retries; 1 re-asks nothing, as in the
-    paper's frontier-model runs); ``state_cost`` states the charge at K = 0 too (as R0 does).
+    ``protocol="paper"`` (the defaults are the paper's framing ladder as its frontier models
+    ran it): one tool call per turn; ``no_call_attempts`` replies without a tool call (default
+    1: no re-ask, as the frontier runs; the Qwen runs' ``--empty-fence-retry 4`` is 4);
+    ``state_cost`` states the charge at K = 0 too (the economic surface; default False, as the
+    ladder); ``tool_choice`` is what the model is asked with (default ``"auto"``; the paper's
+    local models ran with ``"required"``; ``None`` sends none); ``max_tokens`` the per-reply
+    limit (default the rung's: R1 1,500, R2 2,500; the surface's R2 ran with 4,000). Tool
+    results are sent as the paper's ``json.dumps`` writes them.
     ``protocol="econbench"``: the class limits below, unchanged.
     """
 
@@ -186,19 +201,40 @@ class SolverFraming(Framing):
         self,
         protocol: str = "paper",
         *,
-        state_cost: bool = True,
+        state_cost: bool = False,
         no_call_attempts: int | None = None,
+        tool_choice: str | None = PAPER_TOOL_CHOICE,
+        max_tokens: int | None = None,
+        instances: str | None = None,
+        instance_profile: str = DEFAULT_PROFILE,
+        magnitude: int = DEFAULT_MAGNITUDE,
     ) -> None:
         self.protocol = check_protocol(protocol)
         self.state_cost = bool(state_cost)
+        set_instance_options(self, protocol, instances, instance_profile, magnitude)
         if protocol == "paper":
             self.max_calls_per_turn = 1
             attempts = PAPER_NO_CALL_ATTEMPTS if no_call_attempts is None else no_call_attempts
             if attempts < 1:
                 raise ValueError(f"no_call_attempts must be at least 1, got {attempts}")
             self.no_call_attempts = int(attempts)
-        elif no_call_attempts is not None:
-            raise ValueError("no_call_attempts applies to protocol 'paper' only")
+            if tool_choice not in TOOL_CHOICES:
+                choices = ", ".join(repr(c) for c in TOOL_CHOICES)
+                raise ValueError(f"tool_choice must be one of {choices}, got {tool_choice!r}")
+            self.tool_choice = tool_choice
+            if max_tokens is not None:
+                if type(max_tokens) is not int or max_tokens < 1:
+                    raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+                self.max_tokens = max_tokens
+        else:
+            given = {
+                "no_call_attempts": no_call_attempts is not None,
+                "tool_choice": tool_choice != PAPER_TOOL_CHOICE,
+                "max_tokens": max_tokens is not None,
+            }
+            for option, set_ in given.items():
+                if set_:
+                    raise ValueError(f"{option} applies to protocol 'paper' only")
 
     def episode(self, stream: Stream, cost: float, budget: int) -> FramingEpisode:
         cls = self.paper_episode_class if self.protocol == "paper" else self.episode_class
@@ -209,10 +245,18 @@ class SolverFraming(Framing):
             return PaperSolverReader()
         return ObservationReader([f.title for f in FAMILIES], TASK_HEAD)
 
+    def render_result(self, result: dict[str, Any]) -> str:
+        """Under the paper's protocol the paper's ``json.dumps(result)`` (its key order, its
+        separators); under econbench's the sorted JSON it always sent."""
+        if self.protocol == "paper":
+            return json.dumps(result)
+        return super().render_result(result)
+
     def describe(self) -> dict[str, Any]:
-        settings = super().describe()
+        settings = {**super().describe(), **describe_instance_options(self)}
         if self.protocol == "paper":
             settings["state_cost"] = self.state_cost
+            settings["tool_choice"] = self.tool_choice
         return settings
 
 

@@ -15,23 +15,37 @@ for R1, ``claim_solver_code_session.py`` for R2; texts in ``prompts/r1_paper_*``
 - Automatic turns are told as the paper tells them, in one parenthesis before the next problem:
   "(Since your last choice: problem 7: another problem of an already-claimed type (auto-solved,
   +1 correct).)": the paper does not say which claimed type recurred.
-- The cost sentence is R2's economic-surface sentence (the paper's R1 never had a charge; R1
-  uses the same one). It is stated at K = 0 too unless ``state_cost`` is False, as R0 does.
+- The cost sentence is the economic surface's (``run_economic_surface.py`` passes
+  ``charge=K`` at every K, 0 included); the ladder's R1 and R2 state none. It is stated when
+  K > 0, and at K = 0 too where ``state_cost`` (the surface); the default (the ladder) states
+  none at K = 0. (The paper's R1 never had a charge; a charged R1 uses R2's sentence.)
 
-Turn rules (the paper's resolvers ``urn_common.resolve_zero_arg_decision`` and
-``resolve_code_claim_decision``, and its ``--empty-fence-retry`` loop):
+Turn rules (the paper's resolvers ``urn_common.resolve_zero_arg_decision`` for R1 and
+``claim_solver_code_session.resolve_code_claim_decision`` for R2, and their
+``--empty-fence-retry`` loop):
 
-- One tool call decides the turn. A reply that calls both tools, or a decision tool twice, is
-  unresolved (a PASS) and neither call runs — the paper counts such a turn as unresolved
-  ("multiple decisive calls ... default to the non-commit action"). Calls to unknown tools
-  beside exactly one decision call are answered with an error and the decision stands; a reply
-  with only unknown tools, or a claim without usable code, is an unresolved PASS. No retry
-  follows a failed call.
-- A reply without any tool call (plain text or an empty reply) is re-asked: it is dropped from
-  the actor's context when the actor can forget it (the paper prunes it), and the paper's
-  reminder follows (first the format reminder, then the empty-fence reminder). The paper's
-  setting ``--empty-fence-retry 4`` allows four replies in all (three re-asks; its stored runs
-  agree); ``no_call_attempts`` is that number. After the last one the turn is an unresolved PASS.
+- The first call to ``claim_solver`` or ``skip_solver`` in a reply decides the turn and is
+  answered ``{"ok": true}``. Every other call to either of them (the other tool, or the same one
+  again) is answered ``{"ok": false, "error": "both claim_solver and skip_solver called in the
+  same turn; only the first ('CLAIM_SOLVER') was applied."}`` (R1 names the decision in upper
+  case, R2 names the tool as called), and the turn, though decided, is unresolved (the paper's
+  ``how = "both"`` counts among its unparsed decisions). A call to any other name is answered
+  ``{"ok": false, "error": "no such tool 'x'. Available tools: claim_solver, skip_solver."}``;
+  a reply with only such calls is an unresolved PASS.
+- R1's tools take no arguments (arguments a model passes anyway are ignored, as the paper's
+  resolver ignores them). R2's ``claim_solver`` needs a non-empty string ``code`` (it is not
+  parsed, run or checked); without one the claim is answered ``{"ok": false, "error":
+  "claim_solver requires a non-empty string `code` argument; no claim was registered."}`` and the
+  turn is an unresolved PASS. No retry follows a call.
+- A reply without any tool call (plain text or an empty reply) ends the turn as an unresolved
+  PASS and stays in the context (the paper's frontier runs, ``no_call_attempts`` = 1, the
+  default). With ``--empty-fence-retry N`` (its Qwen runs: ``no_call_attempts`` = N) the turn
+  takes N replies in all: each re-asked reply is dropped from the actor's context when the actor
+  can forget it (the paper prunes it, and the reminder before it), and the paper's reminder
+  follows (first the format reminder, then the empty-fence one); the last reply and its reminder
+  stay.
+- Tool results are sent as the paper's ``json.dumps`` writes them (``render_result``), and the
+  tool schemas are the paper's, byte for byte.
 """
 
 from __future__ import annotations
@@ -39,8 +53,8 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from econbench.agents.tools import ToolCall, ToolError, Toolkit, tool
-from econbench.allo.families import FAMILIES, Instance, family_for_class, instance_for
+from econbench.agents.tools import ToolCall, ToolError, Toolkit, ToolSpec, tool
+from econbench.allo.families import FAMILIES, Instance, family_for_class
 from econbench.allo.framings.base import (
     AutoTurn,
     CallPlan,
@@ -52,26 +66,73 @@ from econbench.allo.framings.base import (
     format_cost,
     render,
 )
-from econbench.allo.framings.covers import cover_index, recognise, render_cover
+from econbench.allo.framings.covers import recognise, render_cover
 from econbench.allo.game import Turn
+from econbench.allo.instances import framing_instances
 from econbench.allo.stream import Stream
 
-PAPER_NO_CALL_ATTEMPTS = 4
-"""Replies without a tool call a paper-protocol turn takes (the paper's empty-fence retries)."""
+PAPER_NO_CALL_ATTEMPTS = 1
+"""Replies without a tool call a paper-protocol turn takes by default: one, as in the paper's
+frontier runs (``--empty-fence-retry`` 0); its Qwen runs' ``--empty-fence-retry 4`` is 4."""
+
+PAPER_TOOL_CHOICE = "auto"
+"""The paper's tool choice for R1 and R2 (its scripts' default for Claude, the flag its GPT runs
+passed; its local models ran with ``"required"``)."""
+TOOL_CHOICES = ("auto", "required", None)
 
 DECISION_TOOLS = ("claim_solver", "skip_solver")
 
-SEVERAL_DECISIONS = {
-    "status": "error",
-    "error": (
-        "more than one decision (claim_solver / skip_solver) in one reply; none was applied "
-        "and this problem counts as skipped"
-    ),
+OK = {"ok": True}
+NO_CODE = {
+    "ok": False,
+    "error": "claim_solver requires a non-empty string `code` argument; no claim was registered.",
 }
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+CODE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {
+            "type": "string",
+            "description": (
+                "Python source defining `def solve(inputs: dict) -> float` that solves problems "
+                "of this type."
+            ),
+        }
+    },
+    "required": ["code"],
+}
+"""The paper's tool schemas (``tool_schemas`` of its two scripts), key order included."""
+
+
+def no_such_tool(name: str) -> dict[str, Any]:
+    """The paper's answer to a call of a tool it does not have."""
+    return {
+        "ok": False,
+        "error": f"no such tool '{name}'. Available tools: claim_solver, skip_solver.",
+    }
+
+
+def several_decisions(applied: str) -> dict[str, Any]:
+    """The paper's answer to a decision call after the first one of a reply (``applied`` as
+    the paper names the first: R1 upper case, R2 as called)."""
+    return {
+        "ok": False,
+        "error": (
+            "both claim_solver and skip_solver called in the same turn; only the first "
+            f"('{applied}') was applied."
+        ),
+    }
 
 
 class PaperToolkit(Toolkit):
-    """Per-turn decision state of the paper's two tools."""
+    """Per-turn decision state of the paper's two tools; ``schemas`` are the schemas the paper
+    sends (its descriptions are the methods' docstrings)."""
+
+    schemas: ClassVar[dict[str, dict[str, Any]]] = {
+        "claim_solver": EMPTY_SCHEMA,
+        "skip_solver": EMPTY_SCHEMA,
+    }
 
     def __init__(self) -> None:
         self.decision: bool | None = None
@@ -106,6 +167,11 @@ class PaperClaimToolkit(PaperToolkit):
 class PaperCodeToolkit(PaperToolkit):
     """R2's tools, as the paper describes them: a claim carries code, any non-empty code."""
 
+    schemas: ClassVar[dict[str, dict[str, Any]]] = {
+        "claim_solver": CODE_SCHEMA,
+        "skip_solver": EMPTY_SCHEMA,
+    }
+
     @tool("write")
     def claim_solver(self, code: str) -> dict[str, Any]:
         """Claim a persistent solver for the problem currently shown by providing real solver
@@ -134,7 +200,7 @@ class PaperSolverEpisode(FramingEpisode):
     """An R1/R2 episode under the paper protocol (see the module docstring)."""
 
     rung: ClassVar[str] = "r1"
-    argument_free: ClassVar[tuple[str, ...]] = DECISION_TOOLS
+    claim_takes_code: ClassVar[bool] = False
     toolkit: PaperToolkit
 
     def __init__(self, framing: Framing, stream: Stream, cost: float, budget: int) -> None:
@@ -147,16 +213,25 @@ class PaperSolverEpisode(FramingEpisode):
         self.instance: Instance | None = None
         self.cover: int | None = None
         self._failure: str | None = None
+        self._several = False
 
     def make_toolkit(self) -> PaperToolkit:
         return PaperClaimToolkit()
+
+    def tools(self) -> list[ToolSpec]:
+        """The two tools with the paper's own schemas."""
+        return [spec.with_schema(self.toolkit.schemas[spec.name]) for spec in self.toolkit.specs()]
+
+    def applied_name(self, call: ToolCall) -> str:
+        """How the "both" answer names the decision applied: R1 writes it upper case."""
+        return call.name.upper()
 
     def label(self, cls: int) -> str:
         """The family's title: for records only, the texts never name it."""
         return family_for_class(cls).title
 
     def cost_rule(self) -> str:
-        if self.cost <= 0 and not getattr(self.framing, "state_cost", True):
+        if self.cost <= 0 and not getattr(self.framing, "state_cost", False):
             return ""
         return " " + render("solver_paper_cost_rule", cost=format_cost(self.cost))
 
@@ -173,8 +248,9 @@ class PaperSolverEpisode(FramingEpisode):
         self.turn = turn
         self.toolkit.reset()
         self._failure = None
-        self.instance = instance_for(self.stream.seed, turn.t, turn.cls)
-        self.cover = cover_index(self.stream.seed, turn.t, turn.cls)
+        self._several = False
+        self.instance = framing_instances(self.framing, self.stream)[turn.t]
+        self.cover = self.instance.cover
         return render(
             f"{self.rung}_paper_task",
             number=turn.t + 1,
@@ -192,23 +268,35 @@ class PaperSolverEpisode(FramingEpisode):
         return render("solver_paper_since", events="; ".join(notices)) + " " + text
 
     def plan_calls(self, calls: list[ToolCall]) -> CallPlan:
+        """The paper's resolution: the first decision call runs; later decision calls and calls
+        of unknown tools are answered with the paper's errors and change nothing."""
         decisions = [i for i, call in enumerate(calls) if call.name in DECISION_TOOLS]
-        if len(decisions) > 1:
-            return CallPlan(None, dict.fromkeys(range(len(calls)), SEVERAL_DECISIONS), "both")
-        run = decisions[0] if decisions else 0
+        if not decisions:
+            refusals = {i: no_such_tool(call.name) for i, call in enumerate(calls)}
+            self._failure = str(refusals[0]["error"])
+            return CallPlan(None, refusals, "unknown")
+        run = decisions[0]
+        self._several = len(decisions) > 1
+        both = several_decisions(self.applied_name(calls[run]))
         refusals = {
-            i: self.toolkit.call(call.name, call.arguments)  # unknown names: an error, no effect
+            i: dict(both) if i in decisions else no_such_tool(call.name)
             for i, call in enumerate(calls)
             if i != run
         }
         return CallPlan(run, refusals)
 
     def execute(self, call: ToolCall) -> dict[str, Any]:
-        arguments = {} if call.name in self.argument_free else call.arguments
-        result = self.toolkit.call(call.name, arguments)
-        if result.get("status") != "success":
-            self._failure = str(result.get("error"))
-        return result
+        """Apply the decision call ``plan_calls`` picked (R2: a claim needs non-empty code)."""
+        commit = call.name == "claim_solver"
+        if commit and self.claim_takes_code:
+            arguments = call.arguments if isinstance(call.arguments, dict) else {}
+            code = arguments.get("code")
+            if not isinstance(code, str) or not code.strip():
+                self._failure = str(NO_CODE["error"])
+                return dict(NO_CODE)
+            self.toolkit.code = code
+        self.toolkit.decision = commit
+        return dict(OK)
 
     def reask_text(self, attempt: int) -> str:
         return render(f"{self.rung}_paper_reask_{min(attempt, 2)}")
@@ -222,18 +310,17 @@ class PaperSolverEpisode(FramingEpisode):
             record.update(instance=self.instance.to_dict(), cover=self.cover)
         decision = self.toolkit.decision
         if decision is not None:
+            if self._several:  # decided by the first call, yet unresolved (the paper's "both")
+                reason = "more than one decision in one reply; the first was applied"
+                return TurnOutcome(decision, False, reason, record={**record, "how": "both"})
             return TurnOutcome(decision, True, None, record={**record, "how": "tool"})
-        failure = self._failure or ""
         if why == "no_call":
             how, reason = "default", "reply without a tool call"
-        elif why == "both":
-            how, reason = "both", "more than one decision in one reply"
         elif why == "token_limit":
             how, reason = "default", "episode token limit reached"
-        elif failure.startswith("unknown tool"):
-            how, reason = "unknown", f"tool call failed: {failure}"
-        else:
-            how, reason = "malformed_args", f"tool call failed: {failure}"
+        else:  # "unknown": only unknown tools; else R2's claim without code
+            how = "unknown" if why == "unknown" else "malformed_args"
+            reason = f"tool call failed: {self._failure}"
         return TurnOutcome(False, False, reason, record={**record, "how": how})
 
 
@@ -241,10 +328,14 @@ class PaperCodeEpisode(PaperSolverEpisode):
     """An R2 episode under the paper protocol."""
 
     rung = "r2"
-    argument_free = ("skip_solver",)
+    claim_takes_code = True
 
     def make_toolkit(self) -> PaperToolkit:
         return PaperCodeToolkit()
+
+    def applied_name(self, call: ToolCall) -> str:
+        """R2's "both" answer names the first decision tool as called."""
+        return call.name
 
 
 _NOTE = (

@@ -16,6 +16,13 @@ every later run read "an orange ball", as econbench does. The reply parser also 
 "**DECISION:** PASS" as a tag (see ``urn_parser``); records name classes the stream never draws
 (the paper names only drawn ones).
 
+Which of the paper's urn conditions is played is a matter of options, whose defaults are the
+frontier ladder's (``urn_session --announce-n``): ``announce_n`` (True; False is the no-N urn,
+the RL pilot's Run 1), ``state_cost`` (no cost sentence at K = 0; the economic surface passes
+True) and ``skin`` (the paper's ``--vocab``: default = ``ball``, chest = ``treasure_chest``,
+quiver, cauldron). The keep/pass tool-call probe (``urn_tool_session``) is the framing
+``r0-tool`` (``urn_tool.py``).
+
 Protocol ``"econbench"``: class ``c`` is shown as ``skin.labels[c]`` (the stream already shuffles
 which classes are hot, so a fixed class→label map hides nothing), and the system prompt lists the
 labels. Skins change only the vocabulary (``prompts/skins.toml``): bag/ball/colour, treasure
@@ -62,6 +69,7 @@ __all__ = [
     "UrnEpisode",
     "UrnFraming",
     "article",
+    "default_state_cost",
     "get_skin",
     "parse_decision",
     "skins",
@@ -114,6 +122,13 @@ def get_skin(name: str) -> Skin:
 
 
 # -- the framing -----------------------------------------------------------------------------
+
+
+def default_state_cost(protocol: str) -> bool:
+    """Whether R0 states the keep charge at K = 0 when nothing says: not under "paper" (the
+    framing ladder's ``charge=None``), yes under "econbench" (its texts as they were)."""
+    return check_protocol(protocol) == "econbench"
+
 
 _R0_HEAD = r"^Draw (?P<number>\d+) of (?P<n_tasks>\d+): "
 
@@ -199,18 +214,21 @@ class UrnFraming(Framing):
     def __init__(
         self,
         skin: str = "default",
-        state_cost: bool = True,
+        state_cost: bool | None = None,
         protocol: str = "paper",
         announce_n: bool = True,
     ) -> None:
         """``state_cost``: state the keep charge even at K = 0 (the paper's economic-surface
-        prompt); False states it only when K > 0 (the paper's K = 0 framing-ladder prompt,
-        ``render_system`` with ``charge=None``, has no cost sentence). ``protocol`` chooses the
-        texts (see the module docstring). ``announce_n`` (protocol "paper" only): tell the number
-        of colours (the paper's main condition, "n-announced"); False is its A0 condition."""
+        prompt, ``render_system`` with ``charge=0``); False states it only when K > 0 (the
+        paper's framing-ladder prompt, ``charge=None``, has no cost sentence). ``None`` (the
+        default) is the protocol's own: False under "paper" (the ladder's ``urn_session``, the
+        frontier condition), True under "econbench" (its texts as they were). ``protocol``
+        chooses the texts (see the module docstring). ``announce_n`` (protocol "paper" only):
+        tell the number of colours (the paper's main condition, "n-announced"); False is its
+        A0 condition (``urn_session`` without ``--announce-n``, the RL pilot's Run 1)."""
         self.skin = get_skin(skin)
-        self.state_cost = bool(state_cost)
         self.protocol = check_protocol(protocol)
+        self.state_cost = bool(default_state_cost(protocol) if state_cost is None else state_cost)
         if not announce_n and self.protocol != "paper":
             raise ValueError("announce_n=False is an option of protocol 'paper' only")
         self.announce_n = bool(announce_n)

@@ -24,7 +24,12 @@ paper sessions byte for byte. What they say, and how that differs from econbench
 - The keep charge is the paper's economic-surface sentence ("KEEPing a ball also costs 10
   point(s), deducted once at the moment you KEEP it -- …"); ``state_cost`` keeps its meaning:
   stated at K = 0 too ("costs 0 point(s)", the economic surface's ``charge=0``) or left out there
-  (the framing ladder's ``charge=None``).
+  (the framing ladder's ``charge=None``: ``urn_session``, ``urn_tool_session`` and the RL
+  rollouts, none of which states a charge). Under protocol "paper" the default is the ladder's
+  (no sentence at K = 0); the economic surface passes ``state_cost=True``.
+- The closing paragraph is the paper's ``response_instruction``: the DECISION-line instruction
+  here (``prompts/r0_paper_response.md``), the tool-call instruction in the keep/pass tool-call
+  probe (``urn_tool.py``); everything above it is the same text.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import ClassVar
 
 from econbench.allo.framings.base import (
     AutoTurn,
@@ -105,6 +111,11 @@ def first_appearance_labels(
 class PaperUrnEpisode(FramingEpisode):
     """One R0 episode in the paper's words: free-text KEEP/PASS, no tools."""
 
+    response_prompt: ClassVar[str] = "r0_paper_response"
+    """The system prompt's closing paragraph (how to answer)."""
+    decision_prompt: ClassVar[str] = "r0_paper_decision"
+    """The per-draw question."""
+
     def __init__(
         self,
         framing: Framing,
@@ -151,6 +162,7 @@ class PaperUrnEpisode(FramingEpisode):
             budget=self.budget,
             cost_rule=cost_rule,
             n_note=n_note,
+            response_instruction=render(self.response_prompt),
             **words,
         )
 
@@ -158,7 +170,7 @@ class PaperUrnEpisode(FramingEpisode):
         self.turn = turn
         label = self.label(turn.cls)
         return render(
-            "r0_paper_decision",
+            self.decision_prompt,
             number=turn.t + 1,
             n_tasks=self.n_tasks,
             a_label=article(label),

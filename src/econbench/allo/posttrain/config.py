@@ -3,7 +3,11 @@
 The defaults are the paper's recipe (``scripts/rl``: 20 steps × 25 seeds × 4 rollouts, LoRA
 r 32 / α 64, clip 0.2, KL 0.05, lr 6e-5, temperature 1.2, one PPO epoch, a privileged critic)
 except the action: ``rollout_mode="forced"`` reads KEEP/PASS at one position, which a CPU can
-afford; ``"free"`` samples whole replies as the paper did.
+afford; ``"free"`` samples whole replies as the paper did. The prompt is the R0 urn of a
+condition of the paper (``econbench.allo.conditions``; ``train_framing``): ``frontier``, N
+announced, the paper's Run 2 (``rl_urn_pilot_a2``), or ``no-n``, its Run 1 (``rl_urn_pilot``);
+neither states the charge at K = 0, as the paper's rollouts never did
+(``tests/allo/data/paper_requests``: ``r0_rl_rollout_n``, ``r0_rl_rollout_no_n``).
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from econbench.allo.conditions import DEFAULT_CONDITION, get_condition
+from econbench.allo.framings.base import Framing
 from econbench.allo.game import Game
 from econbench.allo.gym_env import features_from_view
 from econbench.allo.posttrain.returns import true_rate
@@ -66,6 +72,9 @@ class TrainConfig(BaseModel):
     spelling_coef: float = Field(1.0, ge=0.0)
     value_lr: float = Field(3e-3, gt=0.0)
     value_iters: int = Field(100, ge=1)
+    condition: str = DEFAULT_CONDITION
+    """The paper's condition whose R0 urn the rollouts show: ``frontier`` (N announced, the
+    paper's Run 2) or ``no-n`` (its Run 1); any condition whose R0 is the text urn."""
     cost: float = Field(0.0, ge=0.0)
     budget: int = Field(3, ge=1)
     tasks: int = Field(60, ge=1)
@@ -107,9 +116,38 @@ class TrainConfig(BaseModel):
     def stream_config(self) -> StreamConfig:
         return StreamConfig(n_tasks=self.tasks, budget=self.budget)
 
+    @field_validator("condition")
+    @classmethod
+    def _text_urn_condition(cls, value: str) -> str:
+        return check_train_condition(value)
+
+    def framing(self) -> Framing:
+        """The R0 framing the rollouts play: the condition's urn."""
+        return train_framing(self.condition)
+
     def comparable(self) -> dict[str, Any]:
         """The settings a resumed run must share with the saved one."""
         return self.model_dump(exclude=set(RESUMABLE))
+
+
+def check_train_condition(condition: str) -> str:
+    """``condition``'s name if its R0 is the text urn (rollouts read a free or forced reply);
+    else a one-line ``ValueError``."""
+    chosen = get_condition(condition)
+    setup = chosen.rungs.get("r0")
+    if setup is None or setup.framing != "r0":
+        raise ValueError(
+            f"condition {chosen.name!r} has no text urn to train on; use frontier (N announced, "
+            "the paper's Run 2) or no-n (its Run 1)"
+        )
+    return chosen.name
+
+
+def train_framing(condition: str = DEFAULT_CONDITION, *, skin: str = "default") -> Framing:
+    """R0 as the paper's RL rollouts showed it (``rl_rollout.collect_batch``): the urn of
+    ``condition`` (``frontier``: N announced, Run 2; ``no-n``: Run 1), no charge stated at
+    K = 0; ``skin`` for the transfer reskins."""
+    return get_condition(check_train_condition(condition)).framing("r0", skin=skin)
 
 
 def config_features(config: TrainConfig) -> tuple[float, ...]:

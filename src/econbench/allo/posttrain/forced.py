@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from econbench.allo.framings import get_framing
+from econbench.allo.conditions import DEFAULT_CONDITION
+from econbench.allo.posttrain.config import train_framing
 from econbench.allo.posttrain.rollout import EpisodeRollout, LMPolicy, play_rollout
 from econbench.allo.stream import StreamConfig
 
@@ -65,14 +66,17 @@ def forced_choice(
     tasks: int = 60,
     budget: int = 3,
     cost: float = 0.0,
+    condition: str = DEFAULT_CONDITION,
     on_episode: Callable[[EpisodeRollout], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Forced-choice metrics on R0 and each reskin, keyed by rung (``r0``, ``chest``, …)."""
+    """Forced-choice metrics on R0 and each reskin, keyed by rung (``r0``, ``chest``, …), in
+    the rollouts' texts (``config.train_framing`` of ``condition``: ``frontier`` by default,
+    ``no-n`` the urn without N, the paper's Run 1)."""
     policy = LMPolicy(model, tokenizer, temperature=temperature)
     config = StreamConfig(n_tasks=tasks)
     out: dict[str, dict[str, Any]] = {}
     for key, skin in SKINS:
-        framing = get_framing("r0", skin=skin)
+        framing = train_framing(condition, skin=skin)
         episodes = []
         for seed in seeds:
             ep = play_rollout(

@@ -27,11 +27,10 @@ import numpy as np
 
 from econbench.agents.models.base import ChatMessage
 from econbench.allo.actors import EpisodeInfo, Input, Reply, UserText
-from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import EpisodeResult
 from econbench.allo.posttrain.actions import reply_text
-from econbench.allo.posttrain.config import RolloutMode
+from econbench.allo.posttrain.config import RolloutMode, train_framing
 from econbench.allo.posttrain.freetext import FreeTextActor
 from econbench.allo.posttrain.policy import ConversationActor, LMPolicy, two_way_logprobs
 from econbench.allo.posttrain.returns import DecisionOutcome, score_decisions
@@ -175,8 +174,9 @@ def play_rollout(
     reply_tokens: int = 512,
 ) -> EpisodeRollout:
     """Play the R0 episode of ``stream_seed`` once, sampling with ``rng``; ``reply_tokens``
-    caps a free-text reply."""
-    framing = framing or get_framing("r0")
+    caps a free-text reply. ``framing`` defaults to the paper's rollout prompt
+    (``config.train_framing``: the frontier urn, N announced, no charge stated at K = 0)."""
+    framing = framing or train_framing()
     # As the runner draws it by default: the config's own budget (3), whatever B is.
     stream_config = stream_config_for(config or StreamConfig(), budget)
     stream = generate_stream(stream_seed, stream_config)
@@ -239,9 +239,12 @@ def collect(
     mode: RolloutMode = "forced",
     reply_tokens: int = 512,
     on_episode: Callable[[EpisodeRollout], None] | None = None,
+    framing: Framing | None = None,
 ) -> list[EpisodeRollout]:
-    """``rollouts`` sampled episodes of every seed in ``seeds`` (seed-major order)."""
-    framing = get_framing("r0")
+    """``rollouts`` sampled episodes of every seed in ``seeds`` (seed-major order), in
+    ``framing`` (default: ``config.train_framing()``; a run passes ``TrainConfig.framing()``,
+    its Run 1 / Run 2 choice)."""
+    framing = framing or train_framing()
     out = []
     for stream_seed in seeds:
         for r in range(rollouts):

@@ -24,7 +24,6 @@ from typing import Any
 
 from econbench.agents.models.base import ModelError, ProviderWrap
 from econbench.allo.actors import ActorFactory, PolicyActorFactory
-from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import EpisodeResult
 from econbench.allo.runner import (
@@ -112,7 +111,7 @@ def run_cell(
     """
     spec.validate()
     spec = recorded_spec(spec, actor_factory)
-    framing = framing or get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
+    framing = framing or spec.make_framing()
     out = Path(out_dir)
     created = missing_root(out)
     lock = RunLock(out)

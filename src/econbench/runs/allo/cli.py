@@ -34,7 +34,7 @@ from rich.table import Table
 from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
-from econbench.allo.framings import FRAMINGS, SKIN_NAMES, get_framing
+from econbench.allo.framings import FRAMINGS, SKIN_NAMES
 from econbench.allo.framings.base import Framing
 from econbench.allo.policies import EXACT_TASKS_LIMIT
 from econbench.allo.runner import PAPER_TASKS, CellSpec, Episode, make_factory
@@ -77,6 +77,7 @@ SURFACE_COLUMNS = [
     "policy",
     "skin",
     "protocol",
+    "condition",
     "generator",
     "stream_budget",
     "budget",
@@ -92,7 +93,8 @@ SURFACE_COLUMNS = [
     "trap_commits_mean",
     "unused_budget_mean",
     "hot_never_tooled_mean",
-    "lateness_mean",
+    "lateness1_mean",
+    "lateness0_mean",
     "commits_mean",
     "unresolved_turns",
     "realised_utility_mean",
@@ -130,6 +132,13 @@ ProtocolOption = Annotated[
     typer.Option(
         help="Texts and turn rules: paper (the paper's prompts and rules) or econbench "
         "(econbench's earlier ones)."
+    ),
+]
+ConditionOption = Annotated[
+    str | None,
+    typer.Option(
+        help="The paper's condition: frontier (default: its framing ladder), surface, reskin, "
+        "no-n, tool-probe, qwen, or econbench (= --protocol econbench). See docs, AlloBench §9.",
     ),
 ]
 SandboxAllowWeakOption = Annotated[
@@ -298,6 +307,18 @@ def _cache(value: str | None) -> Path | None:
         raise UsageError(str(exc)) from None
 
 
+def _condition(condition: str | None, protocol: str) -> str:
+    """The condition a cell plays (``--condition``, or the one ``--protocol`` implies)."""
+    from econbench.allo.conditions import condition_for
+
+    if protocol.strip().lower() not in ("paper", "econbench"):
+        raise UsageError(f"unknown protocol {protocol!r}; choose one of paper, econbench")
+    try:
+        return condition_for(condition, protocol.strip().lower())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> ActorFactory:
     """Validate one cell completely (framing, skin, policy, numbers); return its actor factory."""
     if spec.framing not in FRAMINGS:
@@ -363,10 +384,10 @@ def _presolve(spec: CellSpec, factory: ActorFactory, console: Console, quiet: bo
 
 
 def _framing_for(spec: CellSpec, cache: dict[str, Framing]) -> Framing:
-    """One framing object per (rung, skin, protocol), so R3 cells share one sandbox."""
-    key = f"{spec.framing}/{spec.skin}/{spec.protocol}"
+    """One framing object per (rung, skin, condition), so R3 cells share one sandbox."""
+    key = spec.framing_key()
     if key not in cache:
-        cache[key] = get_framing(spec.framing, skin=spec.skin, protocol=spec.protocol)
+        cache[key] = spec.make_framing()
     return cache[key]
 
 
@@ -390,7 +411,8 @@ _RUN_ROWS = [
     ("opt_mean", "OPT, mean"),
     ("trap_commits_mean", "trap commits, mean"),
     ("unused_budget_mean", "unused budget, mean"),
-    ("lateness_mean", "sighting at commit, mean"),
+    ("lateness1_mean", "sighting at commit (1 = first), mean"),
+    ("lateness0_mean", "lateness, the paper's (0 = first), mean"),
     ("unresolved_turns", "unresolved turns"),
     ("realised_utility_mean", "R3 realised utility, mean"),
     ("sandbox_backend", "R3 sandbox backend"),
@@ -539,6 +561,7 @@ def run(
     streams: StreamsOption = "paper",
     stream_budget: StreamBudgetOption = "fixed",
     protocol: ProtocolOption = "paper",
+    condition: ConditionOption = None,
     config: ModelsFileOption = None,
     cache: CacheOption = None,
     overwrite: OverwriteOption = False,
@@ -556,6 +579,7 @@ def run(
         models = _models(config)
         stream_config, budget_mode = _stream_options(streams, stream_budget)
         stream_config = _with_tasks(stream_config, tasks)
+        chosen = _condition(condition, protocol)
         spec = CellSpec(
             framing=framing.lower(),
             policy=policy,
@@ -566,6 +590,7 @@ def run(
             config=stream_config,
             stream_budget=budget_mode,
             protocol=protocol.strip().lower(),
+            condition=chosen,
         )
         factory = _check(spec, models)
         target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
@@ -619,6 +644,7 @@ def sweep(
     streams: StreamsOption = "paper",
     stream_budget: StreamBudgetOption = "fixed",
     protocol: ProtocolOption = "paper",
+    condition: ConditionOption = None,
     config: ModelsFileOption = None,
     cache: CacheOption = None,
     overwrite: OverwriteOption = False,
@@ -666,6 +692,7 @@ def sweep(
         models = _models(config)
         stream_config, budget_mode = _stream_options(streams, stream_budget)
         run_seeds = _seeds(episodes, seeds, seed)
+        chosen = _condition(condition, protocol)
         axes = {
             name: _split(text, name)
             for name, text in (
@@ -692,6 +719,7 @@ def sweep(
                 config=stream_config,
                 stream_budget=budget_mode,
                 protocol=protocol.strip().lower(),
+                condition=chosen,
             )
             for f in axes["framing"]
             for p in axes["policy"]
@@ -783,6 +811,7 @@ def _sweep_experiment(
             "streams": first.config.generator,
             "stream_budget": first.stream_budget,
             "protocol": first.protocol,
+            "condition": first.condition,
             "models": models,
             "matrix": {
                 "framings": list(dict.fromkeys(s.framing for s in specs)),

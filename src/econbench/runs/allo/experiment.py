@@ -71,6 +71,17 @@ class AlloExperiment(ExperimentBase):
     ``cell``: each cell's streams are drawn with its own B."""
     protocol: Literal["paper", "econbench"] = "paper"
     """The framings' texts and turn rules: the paper's, or econbench's earlier ones."""
+    condition: str | None = None
+    """The paper's condition (``econbench.allo.conditions``): ``frontier`` (default),
+    ``surface``, ``reskin``, ``no-n``, ``tool-probe``, ``qwen`` or ``econbench``."""
+
+    @field_validator("condition")
+    @classmethod
+    def _condition(cls, value: str | None) -> str | None:
+        from econbench.allo.conditions import get_condition
+
+        return get_condition(value).name if value is not None else None
+
     matrix: AlloMatrix
 
     @field_validator("seeds", mode="before")
@@ -119,6 +130,7 @@ def allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
             config=StreamConfig(generator=exp.streams),
             stream_budget=exp.stream_budget,
             protocol=exp.protocol,
+            condition=exp.condition,
         )
         for rung, skins in skins_by_rung(m).items()
         for policy in m.policies
@@ -145,6 +157,7 @@ def allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
             "streams": cell.config.generator,
             "stream_budget": cell.stream_budget,
             "protocol": cell.protocol,
+            "condition": cell.condition,
         }
         entries.append(
             Entry(
@@ -177,6 +190,7 @@ def cell_of_config(config: dict[str, Any]) -> tuple[CellSpec, dict[str, ModelSet
         config=StreamConfig(generator=cell.get("streams", "numpy")),
         stream_budget=cell.get("stream_budget", "cell"),
         protocol=cell.get("protocol", "econbench"),
+        condition=cell.get("condition"),
     )
     models = {k: ModelSettings.model_validate(v) for k, v in config["models"].items()}
     return spec, models

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from econbench.allo.metrics import read_summary
 from econbench.runs import layout
 from econbench.runs.frames import EMPTY_COLUMNS, frame_of, short
 
@@ -104,9 +105,10 @@ def _allo_provisional(config: dict[str, Any], episodes: pd.DataFrame) -> dict[st
 
 
 def summary_frame(run: RunFrames) -> pd.DataFrame:
-    """One row: ``summary.json``'s, or a provisional one from the finished episodes."""
+    """One row: ``summary.json``'s (under the current metric names, ``read_summary``), or a
+    provisional one from the finished episodes."""
     if run.raw_summary is not None:
-        row = dict(run.raw_summary)
+        row = read_summary(run.raw_summary)
         lo, hi = (row.get("score_ci") or [None, None])[:2]
         row.update(score_ci_lo=lo, score_ci_hi=hi)
         provisional = False
@@ -133,6 +135,8 @@ class AlloReader:
         ident = {k: config.get(k) for k in IDENTITY_KEYS}
         if config.get("protocol", "econbench") != "econbench":  # older keys stay as they were
             ident["protocol"] = config["protocol"]
+        if config.get("condition") not in (None, "econbench"):
+            ident["condition"] = config["condition"]
         return ident
 
     def seed(self, meta: dict[str, Any], config: dict[str, Any]) -> int | None:

@@ -86,9 +86,24 @@ PAGE_TABLES = ("ladder", "ladder_paired", "ladder_paper", "kappa")
 paired table beside the ladder, since it is where rungs are compared on shared seeds."""
 
 
-CELL_KEYS = ["policy", "framing", "skin", "protocol", "budget", "cost"]
-"""What makes a cell: cells of different protocols (texts and turn rules) never pool; a run
-whose config has no protocol was played before protocols had names, with econbench's texts."""
+CELL_KEYS = ["policy", "framing", "skin", "protocol", "condition", "budget", "cost"]
+"""What makes a cell: cells of different protocols (texts and turn rules) or conditions never
+pool; a run whose config has no protocol was played before protocols had names, with
+econbench's texts."""
+
+
+def _condition_of(config: dict[str, Any]) -> str:
+    """A cell's condition: as its config says; the paper's own sessions (``allo import``) are
+    ``paper-runs``; a config without one is ``econbench`` under that protocol and otherwise
+    ``paper-0``, econbench's paper protocol before conditions had names (it never pools with
+    a condition it did not play)."""
+    if config.get("condition"):
+        return str(config["condition"])
+    protocol = _protocol_of(config)
+    if protocol == "econbench":
+        return "econbench"
+    source = config.get("source")
+    return "paper-runs" if isinstance(source, dict) and source.get("kind") == "paper" else "paper-0"
 
 
 def _protocol_of(config: dict[str, Any]) -> str:
@@ -126,6 +141,7 @@ def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
         ep["framing"] = str(cfg.get("framing"))
         ep["skin"] = str(cfg.get("skin") or "default")
         ep["protocol"] = _protocol_of(cfg)
+        ep["condition"] = _condition_of(cfg)
         ep["budget"] = int(cfg.get("budget", 3))
         ep["cost"] = float(cfg.get("cost", 0.0))
         ep["partial"] = not run.completed
@@ -137,6 +153,13 @@ def allo_episodes(runs: Sequence[RunFrames]) -> tuple[pd.DataFrame, int]:
     return unique.reset_index(drop=True), len(frame) - len(unique)
 
 
+def _variant(protocol: str, condition: str, protocols: bool, conditions: bool) -> str:
+    """What a cell's label adds when the report holds several protocols or conditions."""
+    if conditions and protocol == "paper" and condition != "paper-runs":
+        return f" ({condition})"
+    return f" ({protocol})" if protocols else ""
+
+
 def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
     """One row per cell (policy, framing, skin, B, K): episodes, commits, pooled score and
     first-sight rate with their delta-method standard errors (see :func:`ratio_se`)."""
@@ -144,8 +167,10 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
     if episodes.empty:
         return pd.DataFrame(columns=[*CELL_KEYS, "episodes", "score", "first_sight_rate"])
     protocols = set(episodes["protocol"])
+    paper = episodes["protocol"] == "paper"
+    conditions = set(episodes.loc[paper, "condition"]) - {"paper-runs"}
     for key, ep in episodes.groupby(CELL_KEYS, sort=False):
-        policy, framing, skin, protocol, budget, cost = key
+        policy, framing, skin, protocol, condition, budget, cost = key
         opt = float(ep["opt"].sum())
         with_commits = ep[ep["n_commits"] > 0]
         commits = int(with_commits["n_commits"].sum())
@@ -158,10 +183,11 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
                 "policy": policy,
                 "kind": "model" if "/" in policy else "reference",
                 "framing": framing_name(framing, skin)
-                + (f" ({protocol})" if len(protocols) > 1 else ""),
+                + _variant(protocol, condition, len(protocols) > 1, len(conditions) > 1),
                 "rung": framing,
                 "skin": skin,
                 "protocol": protocol,
+                "condition": condition,
                 "budget": int(budget),
                 "cost": float(cost),
                 "episodes": len(ep),

@@ -222,6 +222,13 @@ def train_command(
         float,
         typer.Option(help="Weight of the likelihood of each answer's spelling (KEEP + end)."),
     ] = 1.0,
+    condition: Annotated[
+        str,
+        typer.Option(
+            help="The urn the rollouts show: frontier (N announced, the paper's Run 2) or no-n "
+            "(its Run 1)."
+        ),
+    ] = "frontier",
     cost: Annotated[float, typer.Option(help="Build charge K.")] = 0.0,
     budget: Annotated[int, typer.Option(help="Build budget B.", **BUDGET)] = 3,
     tasks: Annotated[
@@ -266,6 +273,7 @@ def train_command(
                 reply_tokens=reply_tokens,
                 free_logp=free_logp,  # type: ignore[arg-type]
                 spelling_coef=spelling_coef,
+                condition=condition,
                 cost=cost,
                 budget=budget,
                 tasks=tasks,
@@ -358,6 +366,13 @@ def eval_transfer_command(
     budget: Annotated[int, typer.Option(help="Build budget B.", **BUDGET)] = 3,
     cost: Annotated[float, typer.Option(help="Build charge K.")] = 0.0,
     r3: Annotated[bool, typer.Option("--r3", help="Also evaluate R3 (full build).")] = False,
+    rungs: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated rungs to evaluate (default: r0, chest, quiver, cauldron, "
+            "tool-probe, r1, r2; --r3 adds r3); also no-n, the urn without N."
+        ),
+    ] = None,
     forced_choice: Annotated[
         bool,
         typer.Option(
@@ -376,7 +391,7 @@ def eval_transfer_command(
     """Before/after table: first-sight rate, score and unresolved share on every rung."""
     try:
         _need_extra()
-        from econbench.runs.allo.transfer import TransferSpec
+        from econbench.runs.allo.transfer import TransferError, TransferSpec
 
         folder = _model_folder(model)
         adapter_dir = _adapter_folder(adapter, folder) if adapter is not None else None
@@ -404,12 +419,27 @@ def eval_transfer_command(
             tasks=tasks,
             forced_choice=forced_choice,
             forced_temperature=forced_temperature,
+            rungs=_rung_keys(rungs),
         )
+        try:
+            spec.rung_list()
+        except TransferError as exc:
+            raise _Usage(str(exc)) from None
         _threads(threads)
         _preload(spec)
     except _Usage as exc:
         _fail(str(exc))
     _run_transfer(spec, out, force)
+
+
+def _rung_keys(text: str | None) -> tuple[str, ...]:
+    """``--rungs``: the keys in the order given, without repeats (empty: the default set)."""
+    if text is None:
+        return ()
+    keys = tuple(dict.fromkeys(k.strip().lower() for k in text.split(",") if k.strip()))
+    if not keys:
+        raise _Usage("--rungs names no rung")
+    return keys
 
 
 def _preload(spec: Any) -> None:

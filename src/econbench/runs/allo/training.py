@@ -89,6 +89,7 @@ def train(
                 mode=config.rollout_mode,
                 reply_tokens=config.reply_tokens,
                 on_episode=report.episode_done,
+                framing=config.framing(),
             )
             rolled = time.perf_counter()
             report.phase("update")

@@ -3,8 +3,10 @@
 Every cell is an ordinary AlloBench run of the ``hf/PATH`` model through
 ``econbench.runs.allo.cell.run_cell`` — the same code ``econbench allo run --policy hf/PATH``
 uses — once for the base model (``OUT/base/<cell>``) and once with the LoRA adapter
-(``OUT/adapted/<cell>``), on the same seeds and settings. Cells: the R0 urn, its three lexical
-reskins (chest, quiver, cauldron), R1 declarative and R2 code (R3 full build on request).
+(``OUT/adapted/<cell>``), on the same seeds and settings. Cells, each under the paper's
+condition for it (``RUNGS``): the R0 urn, its three lexical reskins (chest, quiver, cauldron),
+the keep/pass tool-call probe, R1 declarative and R2 code with four re-asks, as the paper
+evaluated its checkpoints (R3 full build and the urn without N on request).
 A rerun continues each cell after its last finished episode (finished cells are not played
 again); a cell whose settings changed is refused unless ``force``.
 
@@ -34,29 +36,40 @@ VARIANTS = ("base", "adapted")
 
 @dataclass(frozen=True)
 class Rung:
-    """One evaluated cell: a framing and, for R0, a skin."""
+    """One evaluated cell: a framing, for R0 a skin, and the paper's condition it is played
+    under (``econbench.allo.conditions``)."""
 
     key: str
     framing: str
     skin: str
     title: str
+    condition: str
 
 
 RUNGS: tuple[Rung, ...] = (
-    Rung("r0", "r0", "default", "R0 urn"),
-    Rung("chest", "r0", "chest", "R0 reskin: chest"),
-    Rung("quiver", "r0", "quiver", "R0 reskin: quiver"),
-    Rung("cauldron", "r0", "cauldron", "R0 reskin: cauldron"),
-    Rung("r1", "r1", "default", "R1 declarative"),
-    Rung("r2", "r2", "default", "R2 code"),
-    Rung("r3", "r3", "default", "R3 full build"),
+    Rung("r0", "r0", "default", "R0 urn", "frontier"),
+    Rung("chest", "r0", "chest", "R0 reskin: chest", "reskin"),
+    Rung("quiver", "r0", "quiver", "R0 reskin: quiver", "reskin"),
+    Rung("cauldron", "r0", "cauldron", "R0 reskin: cauldron", "reskin"),
+    Rung("tool-probe", "r0", "default", "R0 keep/pass tool call", "tool-probe"),
+    Rung("no-n", "r0", "default", "R0 urn, N not announced", "no-n"),
+    Rung("r1", "r1", "default", "R1 declarative", "qwen"),
+    Rung("r2", "r2", "default", "R2 code", "qwen"),
+    Rung("r3", "r3", "default", "R3 full build", "qwen"),
 )
+"""The paper's transfer panel (its Table "Full first-sight commitment ladder"): the urn with N
+disclosed, its reskins, the keep/pass tool-call probe, and R1–R3 with four empty-fence retries
+(the ``qwen`` condition). ``no-n`` (the urn its Run 1 trained on) is evaluated on request."""
+OPTIONAL_RUNGS = ("no-n", "r3")
+"""Rungs left out unless asked for (``rungs``; R3 also by ``r3=True``)."""
 ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("r0", "R0 urn", ("r0",)),
     ("chest", "reskin: chest", ("chest",)),
     ("quiver", "reskin: quiver", ("quiver",)),
     ("cauldron", "reskin: cauldron", ("cauldron",)),
     ("reskins", "reskins, pooled", ("chest", "quiver", "cauldron")),
+    ("tool-probe", "keep/pass tool call", ("tool-probe",)),
+    ("no-n", "R0 urn, N not announced", ("no-n",)),
     ("r1", "R1 declarative", ("r1",)),
     ("r2", "R2 code", ("r2",)),
     ("r3", "R3 full build", ("r3",)),
@@ -64,11 +77,13 @@ ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 PAPER_FIRST_SIGHT: dict[str, tuple[float, float]] = {
     "r0": (0.74, 0.06),
     "reskins": (0.65, 0.03),
+    "tool-probe": (0.87, 0.33),
     "r1": (0.62, 0.69),
     "r2": (0.76, 0.67),
     "r3": (0.91, 0.95),
 }
-"""The paper's first-sight rates, base → trained (Qwen2.5-Coder-14B, docs/allobench.md §6)."""
+"""The paper's first-sight rates, base → trained (Qwen2.5-Coder-14B, Run 2; docs/allobench.md
+§6)."""
 
 
 class TransferError(RuntimeError):
@@ -94,7 +109,15 @@ class TransferSpec:
     forced_temperature: float = 1.2
 
     def rung_list(self) -> list[Rung]:
-        keys = self.rungs or tuple(r.key for r in RUNGS if r.key != "r3" or self.r3)
+        keys = self.rungs or tuple(
+            r.key for r in RUNGS if r.key not in OPTIONAL_RUNGS or (r.key == "r3" and self.r3)
+        )
+        unknown = sorted(set(keys) - {r.key for r in RUNGS})
+        if unknown:
+            raise TransferError(
+                f"unknown rung(s) {', '.join(unknown)}; choose from "
+                f"{', '.join(r.key for r in RUNGS)}"
+            )
         return [r for r in RUNGS if r.key in keys]
 
     def variants(self) -> list[str]:
@@ -121,6 +144,7 @@ class TransferSpec:
             budget=self.budget,
             skin=rung.skin,
             config=StreamConfig(n_tasks=self.tasks),
+            condition=rung.condition,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -135,6 +159,7 @@ class TransferSpec:
             "budget": self.budget,
             "tasks": self.tasks,
             "rungs": [r.key for r in self.rung_list()],
+            "conditions": {r.key: r.condition for r in self.rung_list()},
             "forced_choice": self.forced_choice,
             "forced_temperature": self.forced_temperature if self.forced_choice else None,
         }
@@ -205,7 +230,7 @@ def run_forced(spec: TransferSpec, out: Path) -> dict[str, dict[str, Any]]:
     from econbench.agents.models.hf.loading import load_causal_lm
     from econbench.allo.posttrain.forced import forced_choice
 
-    unused = ("rungs", "forced_choice", "adapter", "max_tokens", "temperature")
+    unused = ("rungs", "conditions", "forced_choice", "adapter", "max_tokens", "temperature")
     common = {k: v for k, v in spec.describe().items() if k not in unused}
     results = {}
     for variant in spec.variants():
