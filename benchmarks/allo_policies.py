@@ -78,7 +78,7 @@ def main() -> None:
     print(f"### Reference policies, K = 0, B = 3, seeds 0–{n - 1}\n")
     print(
         "| policy | pooled score | per-episode mean [95 % CI] | first-sight rate | "
-        "trap commits / ep | lateness | mean utility |"
+        "trap commits / ep | sighting at commit (1 = first) | mean utility |"
     )
     print("|---|---|---|---|---|---|---|")
     for spec, _, _, s in main_rows:

@@ -342,6 +342,7 @@ def run_allo(
     budget: int = 3,
     protocol: str = "paper",
     condition: str | None = None,
+    instances: str = "paper",
     out: str | Path | None = None,
     overwrite: bool = False,
 ) -> AlloResult:
@@ -364,8 +365,10 @@ def run_allo(
         budget: The build budget B.
         protocol: ``paper`` (default) or ``econbench`` texts and turn rules.
         condition: The paper's condition (``econbench.allo.conditions``): ``frontier``
-            (default), ``surface``, ``reskin``, ``no-n``, ``tool-probe``, ``qwen``, or
-            ``econbench`` (the same as ``protocol="econbench"``).
+            (default), ``full-stream``, ``surface``, ``reskin``, ``no-n``, ``tool-probe``,
+            ``qwen``, or ``econbench`` (the same as ``protocol="econbench"``).
+        instances: R1–R3's problems: ``paper`` (the paper's draws) or ``econbench`` (its own
+            generator).
         out: The cell's directory (default: a new temporary directory, kept).
         overwrite: Start afresh in ``out`` rather than continue the cell there.
     """
@@ -386,6 +389,7 @@ def run_allo(
         budget=budget,
         protocol=protocol,
         condition=condition,
+        instances=instances,
     )
     factory = TextActorFactory(actor) if actor is not None else actor_factory
     where = _out_dir(out, "allo")

@@ -168,8 +168,22 @@ def test_invalid_construction_and_actions() -> None:
 
 
 # -- Stable-Baselines3's helpers ---------------------------------------------------------------
-# stable-baselines3 is not a dependency (nor installed here); these tests do what its
-# ``common.env_util.make_vec_env`` and ``DummyVecEnv`` (2.x) do with an env id, step by step.
+# The first test calls stable-baselines3's own ``make_vec_env`` (a pinned ``train`` extra); the
+# ones after it do what its ``make_vec_env`` and ``DummyVecEnv`` (2.x) do, step by step.
+
+
+def test_stable_baselines3_make_vec_env_runs_the_features_env() -> None:
+    """(The text envs' ``Text`` spaces are not among the spaces SB3's vector envs take.)"""
+    env_util = pytest.importorskip("stable_baselines3.common.env_util")
+    venv = env_util.make_vec_env("AlloBench-Features-v0", n_envs=2, seed=2000)
+    try:
+        venv.reset()
+        for _ in range(70):  # past the end of an episode: the vector env resets itself
+            venv.step(np.ones(2, dtype=np.int64))
+        frames = venv.get_images()
+        assert len(frames) == 2 and all(f.ndim == 3 and f.dtype == np.uint8 for f in frames)
+    finally:
+        venv.close()
 
 
 def _sb3_make_env(env_id: str, env_kwargs: dict | None = None) -> gym.Env:

@@ -20,6 +20,7 @@ from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.build_paper import PaperProblemReader
 from econbench.allo.game import Game
 from econbench.allo.instances import episode_instances
+from econbench.allo.llm_actor import anthropic_input_tokens
 from econbench.allo.runner import Episode, _Session, play_episode
 from econbench.allo.sandbox import Sandbox
 from econbench.allo.stream import StreamConfig, generate_stream
@@ -400,8 +401,15 @@ def test_the_token_cap_counts_input_and_output(paper: BuildFraming) -> None:
     for protocol, counted in (("paper", 1100), ("econbench", 100)):
         framing = BuildFraming(sandbox=Sandbox(), protocol=protocol)
         s = _Session(framing, framing.episode(stream, 0.0, 3), Game(stream), None)
-        s.tokens.update(usage)
+        s.count(usage)
         assert s.tokens_used() == counted and s.tokens_left() == 300_000 - counted
+    # An Anthropic reply's input as its API counts it: cache reads and writes left out, as the
+    # paper's client added it up (OpenAI's prompt count includes its cached part).
+    anthropic = {**usage, "cache_write_tokens": 50}
+    assert anthropic_input_tokens(anthropic) == 50
+    s = _Session(paper, paper.episode(stream, 0.0, 3), Game(stream), None)
+    s.count({**anthropic, "api_input_tokens": anthropic_input_tokens(anthropic)})
+    assert s.tokens_used() == 150
     capped = BuildFraming(sandbox=Sandbox())
     capped.episode_max_tokens = 5000  # five replies of 1,100 tokens pass it
     calls: list[int] = []
@@ -420,6 +428,47 @@ def test_the_token_cap_counts_input_and_output(paper: BuildFraming) -> None:
     assert ep.record["r3"]["session_end"] == "token_cap"
     assert all(t["kind"] == "after_end" and "replies" not in t for t in ep.record["turns"][5:])
     assert ep.record["unresolved_turns"] == 0  # answered problems are resolved, the rest unasked
+
+
+def test_a_reply_s_limit_shrinks_to_what_is_left_of_the_cap(paper: BuildFraming) -> None:
+    """The paper's driver asks for max(64, min(max_tokens, tokens left)) a reply."""
+    usage = {"input_tokens": 99_000, "output_tokens": 100}
+    limits: list[int] = []
+
+    class Limited(FunctionActor):
+        def limit_reply(self, tokens: int) -> None:
+            limits.append(tokens)
+
+    def plan(inputs: Sequence[Input], history: list[Input]) -> Reply:
+        return Reply(tool_calls=[ToolCall("submit_answer", {"value": -1})], usage=usage)
+
+    play_episode(paper, lambda info: Limited(plan), generate_stream(2000, CFG))
+    assert limits == [300_000, 200_900, 101_800, 2_700]
+
+
+def test_a_model_s_reply_limit_is_the_smaller_of_its_own_and_what_is_left() -> None:
+    from econbench.agents.models.registry import ModelSettings, register_scripted
+    from econbench.allo.actors import EpisodeInfo
+    from econbench.allo.llm_actor import LLMActorFactory
+
+    model = register_scripted("r3-limits", lambda messages, tools: "ok")
+    stream = generate_stream(2000, CFG)
+    framing = BuildFraming(sandbox=Sandbox())
+    for settings, wanted in (
+        (ModelSettings(), [4096, 2700]),
+        (ModelSettings(max_tokens=1000), [1000, 1000]),
+    ):
+        factory = LLMActorFactory(model, settings)
+        try:
+            actor = factory(EpisodeInfo(stream.seed, framing, 0.0, 3, stream))
+            actor.start("allo", "allo", [], system_prompt="s", max_tokens=framing.max_tokens)
+            got = []
+            for left in (300_000, 2_700):
+                actor.limit_reply(left)
+                got.append(actor.agent.config.max_tokens)
+            assert got == wanted
+        finally:
+            factory.close()
 
 
 def test_the_cap_stops_a_problem_mid_way(paper: BuildFraming) -> None:

@@ -67,12 +67,25 @@ class LLMActor:
         before = len(self.events)
         reply = self.loop.run_until_complete(self.agent.arespond(inputs))
         reply.events = [_kept(e) for e in self.events[before:] if _worth_keeping(e)]
+        if self.name.startswith("anthropic/") and reply.usage:
+            reply.usage["api_input_tokens"] = anthropic_input_tokens(reply.usage)
         return reply
 
     def retract_last(self, inputs: int) -> bool:
         """Forget the last reply and the last ``inputs`` user messages before it (the runner
         re-asks a reply without a tool call as the paper does: pruned from the context)."""
         return self.agent.retract_last(inputs)
+
+
+def anthropic_input_tokens(usage: dict[str, Any]) -> int:
+    """The ``input_tokens`` the Anthropic API reports: the prompt tokens neither read from nor
+    written to its cache. econbench's ``input_tokens`` counts every prompt token, as OpenAI's
+    ``prompt_tokens`` does; the paper's R3 cap adds up each API's own count
+    (``api_input_tokens``, ``Framing.token_cap_counts``)."""
+    total = int(usage.get("input_tokens") or 0)
+    cached = int(usage.get("cached_input_tokens") or 0)
+    written = int(usage.get("cache_write_tokens") or 0)
+    return max(0, total - cached - written)
 
 
 def _worth_keeping(event: dict[str, Any]) -> bool:

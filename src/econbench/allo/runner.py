@@ -25,10 +25,13 @@ Choices where the spec is silent:
 
 - Token accounting sums the numeric fields of each ``Reply.usage``; what the per-episode cap
   (R3: 300k tokens) counts is the framing's ``token_cap_counts``. Under the paper's protocol it
-  is every input token (cached ones included) plus every output token, as the paper's R3 prompt
-  says, and the cap is reached when fewer than ``min_call_tokens`` (256) remain; the episode is
-  told the remainder after every reply (``FramingEpisode.note_reply``), shows it in every tool
-  result and ends the session there (``session_over``: the rest is scored unasked). Under
+  is the input tokens as each reply's API reported them (``api_input_tokens`` where the actor
+  gives it: Anthropic's count leaves out cache reads and writes, OpenAI's includes cached
+  tokens; the paper's client added up exactly these) plus every output token, and the cap is
+  reached when fewer than ``min_call_tokens`` (256) remain; the episode is told the remainder
+  after every reply (``FramingEpisode.note_reply``), shows it in every tool result and ends
+  the session there (``session_over``: the rest is scored unasked); each reply's token limit
+  shrinks to what is left (``Framing.reply_limit_floor``). Under
   "econbench" it counts generated tokens — ``output_tokens`` (reasoning included), or
   ``total_tokens`` when only that is given — and past the cap every later question is an
   unresolved PASS, not asked.
@@ -82,6 +85,7 @@ from econbench.allo.conditions import DEFAULT_CONDITION, condition_for, get_cond
 from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_skin
 from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, TurnOutcome
 from econbench.allo.game import EpisodeResult, Game, Turn
+from econbench.allo.instances import GENERATORS as INSTANCE_GENERATORS
 from econbench.allo.metrics import summarize
 from econbench.allo.stream import (
     EVAL_SEEDS,
@@ -95,6 +99,8 @@ from econbench.allo.stream import (
 from econbench.suggest import did_you_mean
 
 SCHEMA_VERSION = 1
+INSTANCE_RUNGS = ("r1", "r2", "r3")
+"""The framings that show problem instances (R0 shows coloured balls)."""
 PAPER_TASKS = StreamConfig().n_tasks
 """The paper's episode length; other lengths are named in a cell's slug."""
 NO_TOOLS = {"status": "error", "error": "ignored: this game has no tools; answer in text"}
@@ -124,11 +130,19 @@ class _Session:
     notices: list[str] = field(default_factory=list)
     owed: list[Input] = field(default_factory=list)  # tool results not yet delivered
     tokens: Counter[str] = field(default_factory=Counter)
+    cap_input_tokens: int = 0
+    """Input tokens as each reply's API reported them (``api_input_tokens`` where the actor
+    gives it, else ``input_tokens``): what the paper's R3 cap adds up."""
+
+    def count(self, usage: Mapping[str, int]) -> None:
+        """Add one reply's token counts."""
+        self.tokens.update(usage)
+        self.cap_input_tokens += int(usage.get("api_input_tokens", usage.get("input_tokens", 0)))
 
     def tokens_used(self) -> int:
         """What the episode's token cap counts so far (``Framing.token_cap_counts``)."""
         if self.framing.token_cap_counts == "input+output":
-            return self.tokens.get("input_tokens", 0) + self.tokens.get("output_tokens", 0)
+            return self.cap_input_tokens + self.tokens.get("output_tokens", 0)
         if "output_tokens" in self.tokens:
             return self.tokens["output_tokens"]
         return self.tokens.get("total_tokens", 0)
@@ -183,7 +197,7 @@ def _ask(s: _Session, inputs: list[Input]) -> Reply:
     reply = s.actor.respond(inputs)
     if not isinstance(reply, Reply):
         raise TypeError(f"actor {s.actor!r} returned {type(reply).__name__}, not Reply")
-    s.tokens.update(_usage(reply))
+    s.count(_usage(reply))
     s.ep.note_reply(s.tokens_left(), s.over_token_cap())
     return reply
 
@@ -477,6 +491,9 @@ class CellSpec:
     condition: str | None = None
     """The paper's condition played (``econbench.allo.conditions``); None: ``"frontier"``, or
     ``"econbench"`` under that protocol. Normalised on construction."""
+    instances: str = "paper"
+    """R1–R3's problem instances (``econbench.allo.instances``): the paper's draws, or
+    econbench's own generator (``"econbench"``; always so under protocol ``"econbench"``)."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -484,6 +501,8 @@ class CellSpec:
         name = condition_for(self.condition, self.protocol)
         object.__setattr__(self, "condition", name)
         object.__setattr__(self, "protocol", get_condition(name).protocol)
+        if self.protocol == "econbench":
+            object.__setattr__(self, "instances", "econbench")
 
     def validate(self) -> None:
         """Raise ``ValueError`` with a one-line message for any bad setting."""
@@ -514,20 +533,39 @@ class CellSpec:
             )
         condition_for(self.condition, self.protocol)
         get_condition(str(self.condition)).setup(self.framing)
+        if self.instances not in INSTANCE_GENERATORS:
+            raise ValueError(
+                f"unknown instances {self.instances!r}; choose one of "
+                f"{', '.join(INSTANCE_GENERATORS)}"
+            )
+
+    def _instance_options(self) -> dict[str, Any]:
+        """The framing option that selects econbench's own instances (R1–R3 under the paper's
+        protocol; R0 has no instances, protocol "econbench" always uses its own)."""
+        if self.protocol != "paper" or self.instances == "paper":
+            return {}
+        try:
+            setup = get_condition(str(self.condition)).setup(self.framing)
+        except ValueError:  # a rung the condition lacks: validate() says so
+            return {}
+        if setup.framing in INSTANCE_RUNGS:
+            return {"instances": self.instances}
+        return {}
 
     def make_framing(self, **extra: Any) -> Framing:
         """The framing this cell plays: its rung under its condition (``extra``: R3's
         ``sandbox`` and ``workers``)."""
         return get_condition(str(self.condition)).framing(
-            self.framing, skin=self.skin, model=self.policy, **extra
+            self.framing, skin=self.skin, model=self.policy, **self._instance_options(), **extra
         )
 
     def framing_key(self) -> str:
         """What tells this cell's framing apart from another cell's (cells with the same key
         can share one framing object, and so one R3 sandbox)."""
-        options = (
-            get_condition(str(self.condition)).setup(self.framing).framing_options(self.policy)
-        )
+        options = {
+            **get_condition(str(self.condition)).setup(self.framing).framing_options(self.policy),
+            **self._instance_options(),
+        }
         return json.dumps([self.framing, self.skin, self.condition, options], sort_keys=True)
 
     def model_settings(self, settings: Any) -> Any:
@@ -556,6 +594,8 @@ class CellSpec:
             base = f"{base}-{self.protocol}"
         elif self.condition != DEFAULT_CONDITION:
             base = f"{base}-{self.condition}"
+        if self._instance_options():
+            base = f"{base}-{self.instances}instances"
         if self.config.generator != "paper":
             base = f"{base}-{self.config.generator}"
         if self.stream_budget != "fixed":
@@ -574,6 +614,7 @@ class CellSpec:
             "skin": self.skin,
             "protocol": self.protocol,
             "condition": self.condition,
+            "instances": self.instances,
             "stream_budget": self.stream_budget,
             "stream_config": self.stream_config.model_dump(),
         }
@@ -632,6 +673,7 @@ def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) ->
         "skin": spec.skin,
         "protocol": spec.protocol,
         "condition": spec.condition,
+        "instances": spec.instances,
         "generator": spec.config.generator,
         "stream_budget": spec.stream_budget,
         "cost": float(spec.cost),
@@ -719,7 +761,8 @@ def spec_from_config(config: dict[str, Any]) -> CellSpec:
     """The ``CellSpec`` a cell's ``config.json`` was written from. A config written before
     the stream choices had names played numpy streams drawn with the cell's budget, and is
     read so (its ``stream_config`` then lacks ``generator``); one written before protocols had
-    names played econbench's texts (``protocol="econbench"``)."""
+    names played econbench's texts (``protocol="econbench"``), and one written before
+    conditions had names showed econbench's own instances."""
     stream_config = dict(config["stream_config"])
     stream_config.setdefault("generator", "numpy")
     return CellSpec(
@@ -736,6 +779,8 @@ def spec_from_config(config: dict[str, Any]) -> CellSpec:
             get_condition(config["condition"]).protocol if config.get("condition") else "econbench"
         ),
         condition=config.get("condition"),
+        # Before conditions had names every cell showed econbench's own instances.
+        instances=config.get("instances") or ("paper" if "condition" in config else "econbench"),
     )
 
 
@@ -746,12 +791,20 @@ LEGACY_FRAMING_KEYS = ("protocol", "no_call_attempts")
 def with_protocol(saved: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """``saved`` (a cell's old ``config.json``) as it reads now: a config without a protocol
     is protocol ``"econbench"``, and its framing's settings take the newer keys' values from
-    ``config`` (the config it is compared with), so an old cell resumes unchanged."""
-    if "protocol" in saved:
-        return saved
-    upgraded = {**saved, "protocol": "econbench"}
-    old, new = saved.get("framing_settings"), config.get("framing_settings")
-    if isinstance(old, dict) and isinstance(new, dict):
-        extra = {k: new[k] for k in LEGACY_FRAMING_KEYS if k in new and k not in old}
-        upgraded["framing_settings"] = {**old, **extra}
+    ``config`` (the config it is compared with), so an old cell resumes unchanged. A config
+    without a condition was written before conditions had names: under protocol
+    ``"econbench"`` it is that condition, with econbench's instances, and resumes unchanged;
+    under ``"paper"`` it played econbench's paper protocol of then (``"paper-0"``), which no
+    condition plays, so it differs from any config of today."""
+    upgraded = dict(saved)
+    if "protocol" not in saved:
+        upgraded["protocol"] = "econbench"
+        old, new = saved.get("framing_settings"), config.get("framing_settings")
+        if isinstance(old, dict) and isinstance(new, dict):
+            extra = {k: new[k] for k in LEGACY_FRAMING_KEYS if k in new and k not in old}
+            upgraded["framing_settings"] = {**old, **extra}
+    if "condition" not in saved:
+        econbench = upgraded["protocol"] == "econbench"
+        upgraded["condition"] = "econbench" if econbench else "paper-0"
+        upgraded.setdefault("instances", "econbench")
     return upgraded

@@ -304,7 +304,9 @@ class Framing(ABC):
     sent: the provider's default). A model's own ``tool_choice`` setting wins."""
     token_cap_counts: str = "output"
     """What ``episode_max_tokens`` counts: ``"output"`` (generated tokens) or
-    ``"input+output"`` (every prompt token, cached ones included, plus the generated ones)."""
+    ``"input+output"`` (the input tokens as each provider's API reports them, plus the
+    generated ones: OpenAI's count includes cached prompt tokens, Anthropic's excludes cache
+    reads and writes, as the paper's client read them)."""
     min_call_tokens: int = 0
     """The cap is reached when fewer tokens than this (at least 1) remain."""
     reply_limit_floor: int | None = None

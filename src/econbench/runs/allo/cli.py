@@ -34,6 +34,7 @@ from rich.table import Table
 from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
+from econbench.allo.conditions import CONDITIONS, DEFAULT_CONDITION
 from econbench.allo.framings import FRAMINGS, SKIN_NAMES
 from econbench.allo.framings.base import Framing
 from econbench.allo.policies import EXACT_TASKS_LIMIT
@@ -78,6 +79,7 @@ SURFACE_COLUMNS = [
     "skin",
     "protocol",
     "condition",
+    "instances",
     "generator",
     "stream_budget",
     "budget",
@@ -127,6 +129,13 @@ StreamsOption = Annotated[
         "(econbench's earlier generator)."
     ),
 ]
+InstancesOption = Annotated[
+    str,
+    typer.Option(
+        help="R1-R3 problem instances: paper (the paper's draws, its seed 2000 problems) or "
+        "econbench (econbench's own generator)."
+    ),
+]
 ProtocolOption = Annotated[
     str,
     typer.Option(
@@ -137,8 +146,9 @@ ProtocolOption = Annotated[
 ConditionOption = Annotated[
     str | None,
     typer.Option(
-        help="The paper's condition: frontier (default: its framing ladder), surface, reskin, "
-        "no-n, tool-probe, qwen, or econbench (= --protocol econbench). See docs, AlloBench §9.",
+        help="The paper's protocol to play, exactly as its scripts sent it: "
+        f"{', '.join(CONDITIONS)} (default {DEFAULT_CONDITION}, its framing ladder; econbench "
+        "= --protocol econbench). See docs/allobench.md §9.",
     ),
 ]
 SandboxAllowWeakOption = Annotated[
@@ -562,6 +572,7 @@ def run(
     stream_budget: StreamBudgetOption = "fixed",
     protocol: ProtocolOption = "paper",
     condition: ConditionOption = None,
+    instances: InstancesOption = "paper",
     config: ModelsFileOption = None,
     cache: CacheOption = None,
     overwrite: OverwriteOption = False,
@@ -591,6 +602,7 @@ def run(
             stream_budget=budget_mode,
             protocol=protocol.strip().lower(),
             condition=chosen,
+            instances=instances.strip().lower(),
         )
         factory = _check(spec, models)
         target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
@@ -645,6 +657,7 @@ def sweep(
     stream_budget: StreamBudgetOption = "fixed",
     protocol: ProtocolOption = "paper",
     condition: ConditionOption = None,
+    instances: InstancesOption = "paper",
     config: ModelsFileOption = None,
     cache: CacheOption = None,
     overwrite: OverwriteOption = False,
@@ -720,6 +733,7 @@ def sweep(
                 stream_budget=budget_mode,
                 protocol=protocol.strip().lower(),
                 condition=chosen,
+                instances=instances.strip().lower(),
             )
             for f in axes["framing"]
             for p in axes["policy"]
@@ -812,6 +826,7 @@ def _sweep_experiment(
             "stream_budget": first.stream_budget,
             "protocol": first.protocol,
             "condition": first.condition,
+            "instances": first.instances,
             "models": models,
             "matrix": {
                 "framings": list(dict.fromkeys(s.framing for s in specs)),

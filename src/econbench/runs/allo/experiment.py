@@ -73,7 +73,11 @@ class AlloExperiment(ExperimentBase):
     """The framings' texts and turn rules: the paper's, or econbench's earlier ones."""
     condition: str | None = None
     """The paper's condition (``econbench.allo.conditions``): ``frontier`` (default),
-    ``surface``, ``reskin``, ``no-n``, ``tool-probe``, ``qwen`` or ``econbench``."""
+    ``full-stream``, ``surface``, ``reskin``, ``no-n``, ``tool-probe``, ``qwen`` or
+    ``econbench``."""
+
+    instances: Literal["paper", "econbench"] = "paper"
+    """R1–R3's problem instances: the paper's draws, or econbench's own generator."""
 
     @field_validator("condition")
     @classmethod
@@ -131,6 +135,7 @@ def allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
             stream_budget=exp.stream_budget,
             protocol=exp.protocol,
             condition=exp.condition,
+            instances=exp.instances,
         )
         for rung, skins in skins_by_rung(m).items()
         for policy in m.policies
@@ -158,6 +163,7 @@ def allo_entries(exp: AlloExperiment, source: Path) -> list[Entry]:
             "stream_budget": cell.stream_budget,
             "protocol": cell.protocol,
             "condition": cell.condition,
+            "instances": cell.instances,
         }
         entries.append(
             Entry(
@@ -191,6 +197,7 @@ def cell_of_config(config: dict[str, Any]) -> tuple[CellSpec, dict[str, ModelSet
         stream_budget=cell.get("stream_budget", "cell"),
         protocol=cell.get("protocol", "econbench"),
         condition=cell.get("condition"),
+        instances=cell.get("instances") or ("paper" if "condition" in cell else "econbench"),
     )
     models = {k: ModelSettings.model_validate(v) for k, v in config["models"].items()}
     return spec, models
