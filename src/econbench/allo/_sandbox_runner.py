@@ -313,8 +313,10 @@ def describe_exc(exc):
 
 def user_traceback(exc):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "script.py"]
-    lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
-    return "".join(lines)[-8000:]
+    # From the exception with its traceback, so the last line carries the interpreter's own
+    # hint ("Did you mean: 'int'?"), as a script run by plain python prints it.
+    last = traceback.TracebackException.from_exception(exc).format_exception_only()
+    return "".join([*traceback.format_list(frames), *last])[-8000:]
 
 
 def on_xcpu(signum, frame):
