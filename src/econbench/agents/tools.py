@@ -111,13 +111,27 @@ class _ArgsConfig:
     config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 
 
-def _simplify(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's titles so the schema is what a model provider expects."""
-    if isinstance(schema, dict):
-        return {k: _simplify(v) for k, v in schema.items() if k != "title"}
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+"""Keywords whose value maps names (a parameter's, a definition's) to schemas: a name there is
+data, never the ``title`` keyword, however it is spelled."""
+
+
+def _simplify(schema: Any) -> Any:
+    """Drop pydantic's ``title`` keywords so the schema is what a model provider expects. Only
+    the keyword goes: a parameter called ``title`` (``send_message``'s) stays a property."""
     if isinstance(schema, list):
         return [_simplify(v) for v in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title":
+            continue
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):
+            out[key] = {name: _simplify(sub) for name, sub in value.items()}
+        else:
+            out[key] = _simplify(value)
+    return out
 
 
 @dataclass(frozen=True)
