@@ -10,6 +10,7 @@ and a model that fills exactly the schema's properties is obeyed.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -20,6 +21,7 @@ from jsonschema import Draft202012Validator
 from tests.coffee.conftest import make_world
 
 from econbench.agents.models.gemini_provider import to_gemini_schema
+from econbench.agents.strict_schema import strict_problems
 from econbench.agents.tools import ToolSpec
 from econbench.allo.conditions import CONDITIONS
 from econbench.allo.sandbox import Sandbox
@@ -151,3 +153,90 @@ def test_a_property_named_title_survives_and_the_keyword_goes() -> None:
         "$defs": {"title": {"type": "integer"}},
         "required": ["title"],
     }
+
+
+# -- OpenAI's strict mode (``strict_tools``) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("key", sorted(all_tools()))
+def test_every_tool_has_a_strict_form_unless_an_argument_is_free_form(key: str) -> None:
+    spec = all_tools()[key]
+    strict = spec.strict_parameters
+    if strict is None:
+        # Only a free-form object (R3's inputs, or the paper's own schemas, which do not forbid
+        # other keys) has none; such a tool is offered as declared, with strict false.
+        assert any("additionalProperties" in p for p in strict_problems(spec.parameters))
+        return
+    assert strict_problems(strict) == []
+    Draft202012Validator.check_schema(strict)
+    assert list(strict["properties"]) == list(spec.parameters.get("properties", {}))
+
+
+def test_every_coffeebench_tool_can_be_strict() -> None:
+    assert all(spec.strict_parameters is not None for spec in coffee_tools().values())
+
+
+def test_null_for_an_optional_argument_is_the_argument_left_out() -> None:
+    world, _ = make_world(seed=0, days=5)
+    tools = toolkit_for(world, "roaster_A")
+    spec = next(s for s in tools.specs() if s.name == "view_offers")
+    filled = {name: None for name in spec.strict_parameters["properties"]}
+    assert set(filled) == set(spec.strict_parameters["required"])
+    assert tools.call("view_offers", filled) == tools.call("view_offers", {})
+    sent = tools.call(
+        "send_message",
+        {
+            "recipient": "farmer_A",
+            "title": "Hi",
+            "body": "Beans?",
+            "ref_listing_id": None,
+            "ref_offer_id": None,
+        },
+    )
+    assert sent["status"] == "success", sent
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_strict_tools_sends_the_strict_form_through_the_sdk(api: str) -> None:
+    from tests.fakes.openai_server import BrainReply, FakeOpenAIServer
+
+    from econbench.agents.models.base import ChatMessage, GenerateConfig
+    from econbench.agents.models.openai_provider import (
+        OpenAIChatProvider,
+        OpenAIResponsesProvider,
+    )
+
+    specs = [coffee_tools()["coffee/roaster_A/send_message"]]
+    specs.append(allo_tools()["allo/frontier/r3/k0/run_script"])  # free-form inputs
+
+    def bodies(strict: bool | None) -> dict[str, Any]:
+        with FakeOpenAIServer(lambda request: BrainReply(text="ok")) as server:
+            kind = OpenAIChatProvider if api == "chat" else OpenAIResponsesProvider
+            provider = kind(
+                "gpt-5.5", api_key="k", base_url=server.base_url, compat=_compat(strict)
+            )
+
+            async def call() -> None:
+                try:
+                    await provider.generate([ChatMessage("user", "hello")], specs, GenerateConfig())
+                finally:
+                    await provider.aclose()
+
+            asyncio.run(call())
+        return server.requests[0]["body"]
+
+    def offered(body: dict[str, Any]) -> list[dict[str, Any]]:
+        return [t.get("function", t) for t in body["tools"]]
+
+    message, script = offered(bodies(True))
+    assert message["strict"] is True and strict_problems(message["parameters"]) == []
+    assert script.get("strict", False) is False  # no strict form: as declared
+    default = offered(bodies(None))
+    assert all(t.get("strict", False) is False for t in default)
+    assert default[0]["parameters"] == specs[0].parameters
+
+
+def _compat(strict: bool | None) -> Any:
+    from econbench.agents.models.settings import ModelSettings
+
+    return ModelSettings(strict_tools=strict).compat_profile(compatible=False)

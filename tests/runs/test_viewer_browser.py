@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,7 @@ from econbench.runs.viewer.bundle import write_bundle
 from econbench.runs.viewer.data import run_id
 
 try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
+    from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 except ImportError:  # pragma: no cover - playwright is a dev dependency
     sync_playwright = None
 
@@ -275,6 +276,23 @@ def test_a_model_call_shows_every_message_the_model_saw(page: Page, site: Site) 
     assert page.evaluate("window.__pwned") is None
 
 
+def open_prompt(entry: Locator) -> None:
+    """Open ``entry``'s "what the model saw" box and wait until its messages are in. The page
+    may draw the transcript again while it settles (a second route, a poll), which replaces a
+    box opened a moment before by a closed one; so open the box on the page again until its
+    messages show (bounded by the usual 60 s)."""
+    deadline = time.monotonic() + 60
+    box = entry.locator("details.prompt").first
+    while True:
+        box.evaluate("d => { d.open = true; }")
+        try:
+            expect(box.locator(".msg:visible").first).to_be_visible(timeout=5_000)
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+
+
 def test_a_compaction_shows_the_summary_that_replaced_the_history(page: Page, site: Site) -> None:
     events = site.events("compacting")
     day = next(e["day"] for e in events if e["type"] == "compaction")
@@ -282,10 +300,9 @@ def test_a_compaction_shows_the_summary_that_replaced_the_history(page: Page, si
     card = page.locator("#transcript .entry.compaction").first
     expect(card).to_contain_text("messages summarised")
     expect(card.locator("details").first).to_contain_text(SUMMARY)
-    card.locator("details.prompt > summary").click()
-    expect(card.locator("details.prompt .msg").first).to_be_visible()
+    open_prompt(card)
     after = page.locator("#transcript .entry.compaction ~ .entry.model_call").first
-    after.locator("details.prompt > summary").click()
+    open_prompt(after)
     first_new = after.locator("details.prompt > .msg").first  # past the kept head, folded
     expect(first_new).to_have_attribute("data-role", "user")
     expect(first_new).to_contain_text(SUMMARY)
@@ -405,10 +422,10 @@ def test_a_static_bundle_shows_the_runs_without_the_server(
         page.goto(f"{url}#run={run_id('coffee')}&tab=transcript&day=0&firm=roaster_A")
         expect(page.locator("#run-list li")).to_have_count(5)
         first = page.locator("#transcript .entry.model_call").first
-        first.locator("details.prompt > summary").click()
+        open_prompt(first)
         expect(first.locator("details.prompt > .msg.role-system")).to_contain_text("You are")
         second = page.locator("#transcript .entry.model_call").nth(1)
-        second.locator("details.prompt > summary").click()
+        open_prompt(second)
         expect(second.locator("details.prompt > .msg")).to_have_count(2)  # only what is new
         expect(page.locator("#coffee-search")).to_be_hidden()
         page.locator(f'#run-list li[data-id="{run_id("allo")}"]').click()

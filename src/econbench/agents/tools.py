@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
+from econbench.agents.strict_schema import strict_form
 from econbench.agents.untrusted import MAX_ARGUMENT_CHARS, argument_problem, dump_text, excerpt
 
 ToolKind = Literal["read", "write"]
@@ -259,21 +260,39 @@ class ToolSpec:
         parameters["additionalProperties"] = False
         return parameters
 
-    def openai_schema(self) -> dict[str, Any]:
-        """The tool in OpenAI function-calling format."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
+    @cached_property
+    def strict_parameters(self) -> dict[str, Any] | None:
+        """The schema in OpenAI's strict form (``agents.strict_schema``), or None when the tool
+        has none (a free-form object argument)."""
+        return strict_form(self.parameters)
+
+    @cached_property
+    def null_means_absent(self) -> frozenset[str]:
+        """Optional parameters whose type has no ``None``: a ``null`` for one of them is taken as
+        "not given" (the strict form says so), so its default applies."""
+        return frozenset(
+            p.name for p in self.signature if not p.required and not _allows_none(p.annotation)
+        )
+
+    def openai_schema(self, *, strict: bool = False) -> dict[str, Any]:
+        """The tool in OpenAI function-calling format; ``strict``: in strict mode where the
+        tool has a strict form."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
         }
+        if strict and self.strict_parameters is not None:
+            function.update(parameters=self.strict_parameters, strict=True)
+        return {"type": "function", "function": function}
 
     def validate(self, arguments: Any) -> dict[str, Any]:
         """Validate raw arguments; raise ToolError naming every problem."""
         if arguments is None:
             arguments = {}
+        if type(arguments) is dict and None in arguments.values() and self.null_means_absent:
+            absent = self.null_means_absent
+            arguments = {k: v for k, v in arguments.items() if not (v is None and k in absent)}
         if self.ignores_extra_arguments and type(arguments) is dict:
             known = {p.name for p in self.signature}
             arguments = {k: v for k, v in arguments.items() if k in known}
@@ -294,6 +313,15 @@ class ToolSpec:
             if isinstance(value, float) and not math.isfinite(value):
                 raise ToolError(f"{self.name}: {key} must be a finite number")
         return values
+
+
+def _allows_none(annotation: Any) -> bool:
+    """Whether a parameter's annotation takes ``None`` (``X | None``, ``Optional``, ``Any``)."""
+    if annotation is Any or annotation is None or annotation is type(None):
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_allows_none(arg) for arg in get_args(annotation))
+    return False
 
 
 _EXACT_TYPES = (int, float, str, bool)

@@ -45,6 +45,10 @@ class Compat:
     parallel_tool_calls: bool | None = None
     """Sent with every request that offers tools when set; ``None`` sends nothing (many
     servers reject or ignore the field)."""
+    strict_tools: bool = False
+    """Offer each tool in OpenAI's strict mode where it has a strict form
+    (``econbench.agents.strict_schema``: every argument required, an optional one nullable):
+    the model's arguments are then held to the schema. Off by default (requests unchanged)."""
     refuses: tuple[tuple[str, Any], ...] = ()
     """(field, value) pairs the server answers with an error: an override choosing one is a
     configuration error before the run, not a failed request (often an HTTP 500, retried)."""

@@ -551,7 +551,9 @@ class OpenAIChatProvider(_OpenAIProvider):
             return self._paper_request(messages, tools, config)
         kwargs: dict[str, Any] = {"model": self.model, "messages": self.build_messages(messages)}
         if tools:
-            kwargs["tools"] = [spec.openai_schema() for spec in tools]
+            kwargs["tools"] = [
+                spec.openai_schema(strict=self.compat.strict_tools) for spec in tools
+            ]
             kwargs.update(self._tool_options(config))
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
@@ -852,14 +854,17 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         return item
 
     @staticmethod
-    def tool_param(spec: ToolSpec) -> dict[str, Any]:
-        """A tool in the Responses function-tool format (not strict: optional parameters)."""
+    def tool_param(spec: ToolSpec, *, strict: bool = False) -> dict[str, Any]:
+        """A tool in the Responses function-tool format: in strict mode when ``strict`` (the
+        model's ``strict_tools``) and the tool has a strict form (``agents.strict_schema``),
+        else as declared, with ``strict`` false."""
+        schema = spec.strict_parameters if strict else None
         return {
             "type": "function",
             "name": spec.name,
             "description": spec.description,
-            "parameters": spec.parameters,
-            "strict": False,
+            "parameters": schema if schema is not None else spec.parameters,
+            "strict": schema is not None,
         }
 
     def build_request(
@@ -876,7 +881,8 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         if instructions is not None:
             kwargs["instructions"] = instructions
         if tools:
-            kwargs["tools"] = [self.tool_param(spec) for spec in tools]
+            strict = self.compat.strict_tools
+            kwargs["tools"] = [self.tool_param(spec, strict=strict) for spec in tools]
             kwargs.update(self._tool_options(config))
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature

@@ -28,6 +28,7 @@ OPENAI_ONLY_SETTINGS = (
     "tool_call_content",
     "max_tokens_field",
     "parallel_tool_calls",
+    "strict_tools",
 )
 """The wire-form settings of the OpenAI providers (``econbench.agents.models.compat``)."""
 RETRY_SETTINGS = ("max_retries", "max_backoff_s")
@@ -86,6 +87,8 @@ class ModelSettings(BaseModel):
     tool_call_content: Literal["empty", "omit"] | None = None
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
     parallel_tool_calls: bool | None = None
+    strict_tools: bool | None = None
+    """Offer tools in OpenAI's strict mode where they have a strict form (default off)."""
     # Local models (hf/PATH) only:
     adapter: str | None = None
     """A peft LoRA adapter folder loaded on top of the model."""

@@ -895,7 +895,9 @@
       box.append(el("p", { class: "error-box", text: `Cannot read the request: ${err.message}` }));
       return;
     }
-    if (token !== state.token) return;
+    // The view moved on (another run, or this one drawn again): a box still on the page is
+    // filled all the same, since it stays open with nothing in it otherwise.
+    if (token !== state.token && !box.isConnected) return;
     const newCount = body.total_messages - body.new_from;
     if (from === 0) {
       const out = body.output || {};
