@@ -20,6 +20,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from tests.coffee.conftest import make_world
 
+from econbench.agents.models.anthropic_provider import AnthropicProvider
+from econbench.agents.models.base import ChatMessage, GenerateConfig
 from econbench.agents.models.gemini_provider import to_gemini_schema
 from econbench.agents.strict_schema import strict_problems
 from econbench.agents.tools import ToolSpec
@@ -61,6 +63,12 @@ def all_tools() -> dict[str, ToolSpec]:
     return {**coffee_tools(), **allo_tools()}
 
 
+@cache
+def anthropic() -> AnthropicProvider:
+    """A provider that only builds requests (nothing is sent)."""
+    return AnthropicProvider("claude-test", api_key="k", base_url="http://127.0.0.1:9")
+
+
 def objects(schema: Any, where: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
     """Every object schema inside ``schema`` (properties, items, anyOf …, definitions)."""
     if isinstance(schema, list):
@@ -100,7 +108,8 @@ def test_every_tool_schema_is_valid_and_requires_only_what_it_declares(key: str)
         missing = [n for n in node.get("required", []) if n not in properties]
         assert missing == [], f"{key} {where}: required but not a property: {missing}"
     # What each provider is sent keeps every parameter and every required name.
-    assert spec.openai_schema()["function"]["parameters"] == schema
+    request = anthropic().build_request([ChatMessage("user", "hi")], [spec], GenerateConfig())
+    assert request["tools"][0]["input_schema"] == schema
     gemini = to_gemini_schema(schema)
     assert set(gemini.get("properties", {})) == set(schema.get("properties", {}))
     assert set(gemini.get("required", [])) <= set(gemini.get("properties", {}))
@@ -200,7 +209,6 @@ def test_null_for_an_optional_argument_is_the_argument_left_out() -> None:
 def test_strict_tools_sends_the_strict_form_through_the_sdk(api: str) -> None:
     from tests.fakes.openai_server import BrainReply, FakeOpenAIServer
 
-    from econbench.agents.models.base import ChatMessage, GenerateConfig
     from econbench.agents.models.openai_provider import (
         OpenAIChatProvider,
         OpenAIResponsesProvider,

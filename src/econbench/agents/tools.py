@@ -290,9 +290,6 @@ class ToolSpec:
         """Validate raw arguments; raise ToolError naming every problem."""
         if arguments is None:
             arguments = {}
-        if type(arguments) is dict and None in arguments.values() and self.null_means_absent:
-            absent = self.null_means_absent
-            arguments = {k: v for k, v in arguments.items() if not (v is None and k in absent)}
         if self.ignores_extra_arguments and type(arguments) is dict:
             known = {p.name for p in self.signature}
             arguments = {k: v for k, v in arguments.items() if k in known}
@@ -300,6 +297,10 @@ class ToolSpec:
             values = self.exact.values(arguments)
             if values is not None:
                 return values
+        # Past the exact path, which never takes a null where the type has none.
+        if type(arguments) is dict and self.null_means_absent and None in arguments.values():
+            absent = self.null_means_absent
+            arguments = {k: v for k, v in arguments.items() if not (v is None and k in absent)}
         problem = argument_problem(arguments)
         if problem is not None:
             shown = arguments if isinstance(arguments, str) else dump_text(arguments, 200)

@@ -76,10 +76,8 @@ class Condition:
     def setup(self, rung: str) -> RungSetup:
         """How this condition plays ``rung``; a rung it never ran is a one-line ``ValueError``."""
         key = rung.lower().strip()
-        # A rung may be named by the framing that plays it too (``r0-tool``, the tool probe).
-        key = next(
-            (k for k, s in self.rungs.items() if key not in self.rungs and s.framing == key), key
-        )
+        if key not in self.rungs:  # also named by the framing that plays it (``r0-tool``)
+            key = next((k for k, s in self.rungs.items() if s.framing == key), key)
         if key not in self.rungs:
             runs = ", ".join(self.rungs)
             others = [
@@ -144,26 +142,23 @@ class Condition:
         }
 
 
-_OPENAI_ONLY = frozenset({"tool_choice", "reasoning_effort", "max_tokens_field", "compat"})
-
-
 def _applies(setting: str, model: str, *, with_tools: bool) -> bool:
     """Whether a condition's default for ``setting`` reaches ``model``'s provider. Not filled
     in: the paper's request form where the paper's client had none, the OpenAI-only wire
     settings for other providers (they are refused there), and a reasoning effort for a local
     model with tools (the paper's Ollama and vLLM branches send none)."""
+    from econbench.agents.models.settings import OPENAI_ONLY_SETTINGS, PAPER_STYLE_PROVIDERS
+
     provider = model.split("/", 1)[0]
     if setting == "request_style":
         # The paper's client spoke these SDKs only; another provider (Gemini, a local Hugging
         # Face model) plays the condition's texts and rules in its own request form.
-        from econbench.agents.models.settings import PAPER_STYLE_PROVIDERS
-
         return provider in PAPER_STYLE_PROVIDERS
-    if setting not in _OPENAI_ONLY:
-        return True
-    if setting == "reasoning_effort" and with_tools and provider in LOCAL_PROVIDERS:
-        return False
-    return provider in ("openai", "openai-compatible")
+    if setting == "reasoning_effort":
+        return provider == "openai" or (provider == "openai-compatible" and not with_tools)
+    if setting in OPENAI_ONLY_SETTINGS:
+        return provider in ("openai", "openai-compatible")
+    return True
 
 
 PAPER_WIRE = _frozen({"request_style": "paper"})

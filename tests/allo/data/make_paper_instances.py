@@ -17,16 +17,6 @@ import json
 import sys
 from pathlib import Path
 
-UNIFORM = [
-    "lcg",
-    "modpow",
-    "continued_frac",
-    "crt_solve",
-    "josephus",
-    "quadratic_map_mod",
-    "xorshift_steps",
-    "matrix_power_mod",
-]
 CASES = [
     # (seed, profile, magnitude, n_hot, hot_share, budget)
     (2000, "opus", 1000, 3, 0.85, 3),  # the stored Opus R3 run without --magnitude 100
@@ -51,6 +41,7 @@ def digest(slots: list[dict]) -> str:
 
 def main(paper: str) -> None:
     sys.path.insert(0, paper)
+    from scripts.ladder.urn_common import UNIFORM  # type: ignore[import-not-found]
     from scripts.session.stream_builder import (  # type: ignore[import-not-found]
         StochasticStreamSpec,
         build_stochastic_stream,

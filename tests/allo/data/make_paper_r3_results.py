@@ -18,16 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-UNIFORM = [
-    "lcg",
-    "modpow",
-    "continued_frac",
-    "crt_solve",
-    "josephus",
-    "quadratic_map_mod",
-    "xorshift_steps",
-    "matrix_power_mod",
-]
 SEEDS = (2000, 2003, 5000)
 ZERO = "def solve(inputs):\n    return 1 / 0\n"
 EXIT = "import sys\n\ndef solve(inputs):\n    print('partial')\n    sys.exit(3)\n"
@@ -99,6 +89,7 @@ def play(state: Any, steps: list[list[Any]]) -> list[dict[str, Any]]:
 
 def main(paper: str) -> None:
     sys.path.insert(0, paper)
+    from scripts.ladder.urn_common import UNIFORM  # type: ignore[import-not-found]
     from scripts.session.run_stream_session import (  # type: ignore[import-not-found]
         slots_to_problems,
     )

@@ -67,6 +67,7 @@ from econbench.allo.framings.base import (
     render,
 )
 from econbench.allo.framings.covers import recognise, render_cover
+from econbench.allo.framings.decision_calls import EMPTY_SCHEMA, OK, plan_decision
 from econbench.allo.game import Turn
 from econbench.allo.instances import framing_instances
 from econbench.allo.stream import Stream
@@ -82,13 +83,11 @@ TOOL_CHOICES = ("auto", "required", None)
 
 DECISION_TOOLS = ("claim_solver", "skip_solver")
 
-OK = {"ok": True}
 NO_CODE = {
     "ok": False,
     "error": "claim_solver requires a non-empty string `code` argument; no claim was registered.",
 }
 
-EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 CODE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -103,26 +102,6 @@ CODE_SCHEMA: dict[str, Any] = {
     "required": ["code"],
 }
 """The paper's tool schemas (``tool_schemas`` of its two scripts), key order included."""
-
-
-def no_such_tool(name: str) -> dict[str, Any]:
-    """The paper's answer to a call of a tool it does not have."""
-    return {
-        "ok": False,
-        "error": f"no such tool '{name}'. Available tools: claim_solver, skip_solver.",
-    }
-
-
-def several_decisions(applied: str) -> dict[str, Any]:
-    """The paper's answer to a decision call after the first one of a reply (``applied`` as
-    the paper names the first: R1 upper case, R2 as called)."""
-    return {
-        "ok": False,
-        "error": (
-            "both claim_solver and skip_solver called in the same turn; only the first "
-            f"('{applied}') was applied."
-        ),
-    }
 
 
 class PaperToolkit(Toolkit):
@@ -222,9 +201,9 @@ class PaperSolverEpisode(FramingEpisode):
         """The two tools with the paper's own schemas."""
         return [spec.with_schema(self.toolkit.schemas[spec.name]) for spec in self.toolkit.specs()]
 
-    def applied_name(self, call: ToolCall) -> str:
+    def applied_name(self, name: str) -> str:
         """How the "both" answer names the decision applied: R1 writes it upper case."""
-        return call.name.upper()
+        return name.upper()
 
     def label(self, cls: int) -> str:
         """The family's title: for records only, the texts never name it."""
@@ -270,20 +249,11 @@ class PaperSolverEpisode(FramingEpisode):
     def plan_calls(self, calls: list[ToolCall]) -> CallPlan:
         """The paper's resolution: the first decision call runs; later decision calls and calls
         of unknown tools are answered with the paper's errors and change nothing."""
-        decisions = [i for i, call in enumerate(calls) if call.name in DECISION_TOOLS]
-        if not decisions:
-            refusals = {i: no_such_tool(call.name) for i, call in enumerate(calls)}
-            self._failure = str(refusals[0]["error"])
-            return CallPlan(None, refusals, "unknown")
-        run = decisions[0]
-        self._several = len(decisions) > 1
-        both = several_decisions(self.applied_name(calls[run]))
-        refusals = {
-            i: dict(both) if i in decisions else no_such_tool(call.name)
-            for i, call in enumerate(calls)
-            if i != run
-        }
-        return CallPlan(run, refusals)
+        plan, how = plan_decision(calls, DECISION_TOOLS, self.applied_name)
+        self._several = how == "both"
+        if how == "unknown":
+            self._failure = str(plan.refusals[0]["error"])
+        return plan
 
     def execute(self, call: ToolCall) -> dict[str, Any]:
         """Apply the decision call ``plan_calls`` picked (R2: a claim needs non-empty code)."""
@@ -333,9 +303,9 @@ class PaperCodeEpisode(PaperSolverEpisode):
     def make_toolkit(self) -> PaperToolkit:
         return PaperCodeToolkit()
 
-    def applied_name(self, call: ToolCall) -> str:
+    def applied_name(self, name: str) -> str:
         """R2's "both" answer names the first decision tool as called."""
-        return call.name
+        return name
 
 
 _NOTE = (

@@ -16,7 +16,8 @@ currently shown. …"). ``tool_choice`` is the paper's per-model default: ``"aut
 runs, the frontier condition) or ``"required"`` (its local Qwen runs); the framing carries it
 for the model client (``Framing.tool_choice``).
 
-Turn rules (the paper's ``urn_common.resolve_zero_arg_decision``: single pass, no re-ask):
+Turn rules (the paper's ``urn_common.resolve_zero_arg_decision``, ``decision_calls``: single
+pass, no re-ask):
 
 - exactly one of ``keep``/``pass`` (other calls aside) decides the draw; its result is
   ``{"ok": true}``;
@@ -49,6 +50,13 @@ from econbench.allo.framings.base import (
     check_protocol,
     render,
 )
+from econbench.allo.framings.decision_calls import (
+    EMPTY_SCHEMA,
+    OK,
+    no_such_tool,
+    plan_decision,
+    several_decisions,
+)
 from econbench.allo.framings.urn import default_state_cost, get_skin
 from econbench.allo.framings.urn_paper import (
     PaperUrnEpisode,
@@ -60,10 +68,7 @@ from econbench.allo.stream import Stream
 
 TOOL_NAMES = ("keep", "pass")
 """``(commit, decline)``: the paper's ``valid_names``; the decline side is the default."""
-EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-"""The paper's schema of both tools, sent as it is."""
 TOOL_CHOICES = ("auto", "required")
-OK: dict[str, Any] = {"ok": True}
 
 
 def _not_executed(**_: Any) -> dict[str, Any]:  # pragma: no cover - the episode answers calls
@@ -87,12 +92,12 @@ def tool_specs(vocab: PaperVocab) -> list[ToolSpec]:
 
 def both_error(decision: str) -> dict[str, Any]:
     """The result of a second decision call in one reply (``decision``: the applied one)."""
-    return {"ok": False, "error": render("r0_tool_both", decision=decision.upper())}
+    return several_decisions(decision.upper(), TOOL_NAMES)
 
 
 def unknown_error(name: str) -> dict[str, Any]:
     """The result of a call of a tool that does not exist."""
-    return {"ok": False, "error": render("r0_tool_unknown", name=name)}
+    return no_such_tool(name, TOOL_NAMES)
 
 
 class UrnToolEpisode(PaperUrnEpisode):
@@ -115,20 +120,8 @@ class UrnToolEpisode(PaperUrnEpisode):
         return super().begin_turn(turn, budget_left)
 
     def plan_calls(self, calls: list[ToolCall]) -> CallPlan:
-        valid = [i for i, call in enumerate(calls) if call.name in TOOL_NAMES]
-        if not valid:
-            self._how = "unknown"
-            refusals = {i: unknown_error(call.name) for i, call in enumerate(calls)}
-            return CallPlan(None, refusals, "unknown")
-        run = valid[0]
-        decision = calls[run].name
-        self._how = "tool" if len(valid) == 1 else "both"
-        refusals = {
-            i: both_error(decision) if i in valid else unknown_error(call.name)
-            for i, call in enumerate(calls)
-            if i != run
-        }
-        return CallPlan(run, refusals)
+        plan, self._how = plan_decision(calls, TOOL_NAMES)
+        return plan
 
     def execute(self, call: ToolCall) -> dict[str, Any]:
         """The deciding call: arguments are ignored (the tools take none), as the paper's are."""

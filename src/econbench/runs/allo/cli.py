@@ -35,7 +35,7 @@ from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
 from econbench.allo.conditions import CONDITIONS, DEFAULT_CONDITION
-from econbench.allo.framings import FRAMINGS, SKIN_NAMES
+from econbench.allo.framings import FRAMINGS, PROTOCOLS, SKIN_NAMES
 from econbench.allo.framings.base import Framing
 from econbench.allo.policies import EXACT_TASKS_LIMIT
 from econbench.allo.runner import PAPER_TASKS, CellSpec, Episode, make_factory
@@ -321,8 +321,8 @@ def _condition(condition: str | None, protocol: str) -> str:
     """The condition a cell plays (``--condition``, or the one ``--protocol`` implies)."""
     from econbench.allo.conditions import condition_for
 
-    if protocol.strip().lower() not in ("paper", "econbench"):
-        raise UsageError(f"unknown protocol {protocol!r}; choose one of paper, econbench")
+    if protocol.strip().lower() not in PROTOCOLS:
+        raise UsageError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     try:
         return condition_for(condition, protocol.strip().lower())
     except ValueError as exc:
