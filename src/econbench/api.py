@@ -192,6 +192,7 @@ def run_coffee(
     config: str | Path | RunConfig | None = None,
     out: str | Path | None = None,
     overwrite: bool = False,
+    condition: str | None = None,
 ) -> CoffeeResult:
     """Play one CoffeeBench economy and return its summary, directory and frames.
 
@@ -210,13 +211,18 @@ def run_coffee(
         config: A TOML run config (path) or a ``RunConfig`` to start from.
         out: The run directory (default: a new temporary directory, kept).
         overwrite: Replace a finished run already in ``out``.
+        condition: What the run plays (default: the config's, else ``hardened``,
+            econbench's CoffeeBench); ``paper`` plays the reference implementation's
+            protocol (no economy overrides or prompt variants; scripted players ``passive``
+            and ``heuristic`` only). Recorded in ``config.json`` and ``summary.json``.
     """
     from econbench.runs.coffee.config import RunConfig, load_config
     from econbench.runs.coffee.run import run_to_dir
 
     base = config if isinstance(config, RunConfig) else load_config(_path(config))
     data = base.model_dump(mode="json", by_alias=True)
-    data.update({k: v for k, v in (("seed", seed), ("days", days)) if v is not None})
+    given_values = (("seed", seed), ("days", days), ("condition", condition))
+    data.update({k: v for k, v in given_values if v is not None})
     names = {firm: _model_name(brain) for firm, brain in (models or {}).items()}
     data["agents"] = {**data["agents"], **dict(agents or {}), **names}
     run = RunConfig.model_validate(data)

@@ -1,8 +1,9 @@
 """Every tool schema econbench offers a model is a valid JSON Schema that each provider takes,
 and names as required only what it declares (issue 25: ``send_message`` lost its ``title``).
 
-All tools of both benchmarks: the six CoffeeBench firms' toolkits, and AlloBench's tools for
-every rung of every condition. Checked: the JSON Schema 2020-12 meta-schema; every object's
+All tools of both benchmarks: the six CoffeeBench firms' toolkits under both conditions
+(``hardened`` and the reference's, ``paper``), and AlloBench's tools for every rung of every
+condition. Checked: the JSON Schema 2020-12 meta-schema; every object's
 ``required`` names among its ``properties``; what each provider is sent (OpenAI's function
 tools, Anthropic's ``input_schema``, Gemini's function declarations) keeps every parameter;
 and a model that fills exactly the schema's properties is obeyed.
@@ -59,8 +60,22 @@ def allo_tools() -> dict[str, ToolSpec]:
     return out
 
 
+@cache
+def coffee_paper_tools() -> dict[str, ToolSpec]:
+    """The reference's tools (condition ``paper``): its schemas as it builds them, types only."""
+    from econbench.coffee.paper.economy import build_economy
+    from econbench.coffee.paper.tools import tool_specs
+
+    economy = build_economy(0, 5)
+    return {
+        f"coffee-paper/{firm}/{spec.name}": spec
+        for firm, books in economy.business_apps.items()
+        for spec in tool_specs(books)
+    }
+
+
 def all_tools() -> dict[str, ToolSpec]:
-    return {**coffee_tools(), **allo_tools()}
+    return {**coffee_tools(), **coffee_paper_tools(), **allo_tools()}
 
 
 @cache
@@ -93,6 +108,8 @@ def test_the_tool_sets_are_all_there() -> None:
     names = {key.rsplit("/", 1)[1] for key in coffee_tools()}
     assert {"send_message", "make_offer", "view_listings", "wait_for_next_day"} <= names
     assert len(coffee_tools()) > 60 and len(allo_tools()) > 40
+    paper = {key.rsplit("/", 1)[1] for key in coffee_paper_tools()}
+    assert paper == names  # the same 21 tools under both conditions
 
 
 @pytest.mark.parametrize("key", sorted(all_tools()))
@@ -118,7 +135,11 @@ def test_every_tool_schema_is_valid_and_requires_only_what_it_declares(key: str)
 def test_send_message_declares_its_title() -> None:
     schema = coffee_tools()["coffee/roaster_A/send_message"].parameters
     assert schema["properties"]["title"] == {
-        "description": "A short title, at most 80 characters.",
+        "description": (
+            "REQUIRED short subject line (≤80 chars hard cap, ≤60 recommended). Must summarize "
+            "the message intent — empty or whitespace-only titles are rejected; line breaks are "
+            "folded into one line."
+        ),
         "type": "string",
     }
     assert schema["required"] == ["recipient", "title", "body"]
@@ -248,3 +269,19 @@ def _compat(strict: bool | None) -> Any:
     from econbench.agents.models.settings import ModelSettings
 
     return ModelSettings(strict_tools=strict).compat_profile(compatible=False)
+
+
+def test_under_paper_a_message_with_exactly_the_schemas_properties_is_sent() -> None:
+    from econbench.coffee.paper.economy import build_economy
+    from econbench.coffee.paper.tools import execute, tool_specs
+
+    economy = build_economy(0, 5)
+    books = economy.business_apps["roaster_A"]
+    spec = next(s for s in tool_specs(books) if s.name == "send_message")
+    values = {"recipient": "farmer_A", "title": "Arabica", "body": "Can you do $6/kg?"}
+    arguments = {name: values[name] for name in spec.parameters["required"]}
+    economy.start()
+    economy.next_wakes()
+    result = execute(books, "send_message", arguments)
+    assert result["status"] == "success", result
+    assert [m.title for m in economy.marketplace.messages] == ["Arabica"]

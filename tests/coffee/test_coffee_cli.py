@@ -356,15 +356,16 @@ def test_the_paper_matrix_is_complete() -> None:
     assert focal == {
         "anthropic/claude-opus-4-7",
         "openai/gpt-5.5",
-        "google/gemini-3.1-pro",
+        "google/gemini-3.1-pro-preview",  # the reference's model names (its experiments/)
         "anthropic/claude-sonnet-4-6",
         "anthropic/claude-haiku-4-5",
-        "openai-compatible/kimi-k2.6",
-        "openai-compatible/glm-5.1",
+        "openai-compatible/moonshotai/kimi-k2.6",  # through OpenRouter, as the reference
+        "openai-compatible/z-ai/glm-5.1",
         "passive",
         "heuristic",
     }
     assert {c.policy_for("retailer_B") for c in paper} == {"anthropic/claude-sonnet-4-6"}
+    assert {c.condition for c in paper} == {"paper"}
     assert all(c.days == 90 for c in paper)
 
 

@@ -51,7 +51,7 @@ class ReplayBrain:
         if not request.tools:  # a compaction: the same model summarises the middle
             self.summaries += 1
             return BrainReply(text="Summary: bought green coffee daily, roasted it, listed it.")
-        assert "You are roaster_A" in request.system
+        assert "Your agent_id is `roaster_A`." in request.system
         with self.lock:
             call = self.calls.pop(0)
         return BrainReply(text="", tool_calls=[call])

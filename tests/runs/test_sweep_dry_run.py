@@ -29,6 +29,7 @@ KEYS = (
     "GOOGLE_API_KEY",
     "ZAI_API_KEY",
     "MOONSHOT_API_KEY",
+    "OPENROUTER_API_KEY",
 )
 
 
@@ -49,7 +50,7 @@ def test_the_paper_matrix_dry_runs_without_keys_and_lists_them(no_keys, tmp_path
     result = runner.invoke(app, ["sweep", str(PAPER), "--dry-run", "--out", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
     assert "missing before a real run: set ANTHROPIC_API_KEY, OPENAI_API_KEY" in result.stdout
-    assert "MOONSHOT_API_KEY" in result.stdout and "nothing was run" in result.stdout
+    assert "OPENROUTER_API_KEY" in result.stdout and "nothing was run" in result.stdout
     assert "estimated cost: $" in result.stdout and "basis: the paper's roaster_A" in result.stdout
     assert not (tmp_path / "s").exists()
     result = runner.invoke(app, ["sweep", str(PAPER), "--out", str(tmp_path / "s")])
@@ -60,7 +61,7 @@ def test_the_paper_basis_prices_every_model_played_firm(no_keys) -> None:
     estimate = estimate_plan(load_plan(PAPER, check=False))
     assert len(estimate.entries) == 27 and not estimate.unpriced
     by_id = {e.id: e for e in estimate.entries}
-    sonnet = by_id["roaster_A-anthropic-claude-sonnet-4-6__seed-0"]
+    sonnet = by_id["roaster_A-anthropic-claude-sonnet-4-6__paper__seed-0"]
     assert [a.actor for a in sonnet.actors] == [
         "farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B"
     ]  # fmt: skip
@@ -75,7 +76,7 @@ def test_the_paper_basis_prices_every_model_played_firm(no_keys) -> None:
     per_call = (hit * 0.3 + (prompt - hit) * 3.75 + out * 15.0) / 1e6
     assert roaster.cost_usd == pytest.approx(per_call * COFFEE_CALLS_PER_RUN)
     assert roaster.uncached_usd == pytest.approx((prompt * 3.0 + out * 15.0) / 1e6 * 1000)
-    passive = by_id["roaster_A-passive__seed-0"]  # a scripted roaster_A: five model firms
+    passive = by_id["roaster_A-passive__paper__seed-0"]  # a scripted roaster_A: five model firms
     assert len(passive.actors) == 5 and "roaster_A" not in {a.actor for a in passive.actors}
     assert estimate.cost_usd == pytest.approx(sum(e.cost_usd for e in estimate.entries))
 

@@ -263,10 +263,10 @@ def test_a_model_call_shows_every_message_the_model_saw(page: Page, site: Site) 
     expect(prompt.locator(".call-facts")).to_contain_text("1200 in / 30 out tokens")
     seen = prompt.locator("details.seen")
     expect(seen.locator("summary")).to_contain_text("seen in the previous request")
-    expect(seen.locator(".msg.role-system")).to_contain_text("You are roaster_A")
+    expect(seen.locator(".msg.role-system")).to_contain_text("Your agent_id is `roaster_A`.")
     expect(seen.locator(".msg.role-system")).to_be_hidden()  # folded until asked for
     seen.locator("summary").click()
-    expect(seen.locator(".msg.role-user").first).to_be_visible()  # the wake's observation
+    expect(seen.locator(".msg.role-user").first).to_be_visible()  # the day-0 message
     fresh = prompt.locator(":scope > .msg")
     expect(fresh).to_have_count(2)
     expect(fresh.nth(0)).to_have_attribute("data-role", "assistant")

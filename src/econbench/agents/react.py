@@ -100,12 +100,17 @@ class LLMAgent:
         seed: int = 0,
         on_event: EventFn | None = None,
         tool_choice: ToolChoice | None = None,
+        initial_message: str | None = None,
     ) -> None:
         """``tool_choice`` ("auto", "required", "none"), when given, is sent with every request
-        that offers tools (it replaces the config's; ``None`` keeps the config's)."""
+        that offers tools (it replaces the config's; ``None`` keeps the config's).
+        ``initial_message``, when given, opens the conversation as a user message right after
+        the system prompt (CoffeeBench's day-0 message); ``None`` opens with the system prompt
+        alone."""
         self.provider = provider
         self.name = provider.name
         self.system_prompt = system_prompt
+        self.initial_message = initial_message
         self.render_observation = render_observation
         self.render_result = render_result
         self.config = config or GenerateConfig()
@@ -152,6 +157,8 @@ class LLMAgent:
         self.actor_id = actor_id
         self.tools = tools
         self.messages = [ChatMessage("system", self.system_prompt)]
+        if self.initial_message is not None:
+            self.messages.append(ChatMessage("user", self.initial_message))
 
     # ------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:
@@ -364,17 +371,7 @@ class LLMAgent:
 
         def on_retry(event: RetryEvent) -> None:
             self.stats.retries += 1
-            self.on_event(
-                "model_retry",
-                {
-                    "firm": self.actor_id,
-                    "model": self.name,
-                    "attempt": event.attempt,
-                    "delay_s": round(event.delay_s, 3),
-                    "reason": event.reason,
-                    "error_type": event.error_type,
-                },
-            )
+            self.on_event("model_retry", event.payload(self.actor_id, self.name))
 
         output = await call_with_retries(
             once,
@@ -386,14 +383,7 @@ class LLMAgent:
         # Providers check their replies already (boundary.py); one handed in directly (a
         # custom provider) is checked here, so nothing unbounded enters the conversation.
         output = checked_output(output, self.name)
-        self.stats.llm_calls += 1
-        self.stats.usage = self.stats.usage + output.usage
-        if output.usage.invalid:
-            self.stats.invalid_usage_calls += 1
-        if output.cost_usd is None:
-            self.stats.unpriced_calls += 1
-        else:
-            self.stats.cost_usd += output.cost_usd
+        self.stats.count(output)
         if messages is self.messages:
             self._last_input_tokens = output.usage.input_tokens
             self._chars_since_call = 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from econbench.agents.models.base import Usage
+from econbench.agents.models.base import ModelOutput, Usage
 
 
 @dataclass
@@ -24,6 +24,17 @@ class AgentStats:
     retries: int = 0
     invalid_usage_calls: int = 0
     """Calls whose server reported impossible token counts (counted 0, left unpriced)."""
+
+    def count(self, output: ModelOutput) -> None:
+        """One answered call: its tokens, and its cost when the price table knew it."""
+        self.llm_calls += 1
+        self.usage = self.usage + output.usage
+        if output.usage.invalid:
+            self.invalid_usage_calls += 1
+        if output.cost_usd is None:
+            self.unpriced_calls += 1
+        else:
+            self.cost_usd += output.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
         """The summary's figures (``invalid_usage_calls`` only when there were any, so the

@@ -99,16 +99,20 @@ class FirmTools(Toolkit):
     def post_listing(
         self, item_id: str, qty: int, asking_price: float, payment_terms_days: int = 30
     ) -> dict[str, Any]:
-        """Post a public listing offering goods you hold now. Stock is not reserved.
+        """Post a public listing on the marketplace. All other agents will see it.
 
-        If you already have an open listing of the item, it is updated to the new quantity,
-        price and terms (same listing id); pending offers on it stay pending.
+        The goods are not reserved. You have at most one open listing per item: if you
+        already have one, posting the item again updates it (same listing id, new qty,
+        price and terms; pending offers on it stay pending). A price above the item's
+        ceiling (what a kg can at best become at consumer prices) is refused.
 
         Args:
-            item_id: The item to sell, e.g. green_coffee_kg or roasted_coffee_kg.
-            qty: Whole kg offered; you must hold at least this much now.
-            asking_price: Asking price in dollars per kg.
-            payment_terms_days: Days the buyer has to pay after delivery (0-90).
+            item_id: id of the item from your inventory you want to sell.
+            qty: whole kg to offer (must not exceed your current inventory of that item).
+            asking_price: PER-UNIT (per kg) asking price in USD.
+            payment_terms_days: net-N from delivery (default 30, 0-90). Pass a larger
+                number to extend (slower cash collection); pass a smaller one
+                to demand faster payment.
         """
         world, me = self.world, self.me
         item = self._item(item_id)
@@ -171,11 +175,14 @@ class FirmTools(Toolkit):
 
     @tool("read")
     def view_listings(self, item_id: str | None = None, only_others: bool = True) -> dict[str, Any]:
-        """See the open listings on the exchange.
+        """List currently OPEN listings on the marketplace.
+
+        Each row carries the listing id, seller, item, qty, asking price, payment terms,
+        the day it was posted and when goods bought today would arrive.
 
         Args:
-            item_id: Only listings of this item; omit for all items.
-            only_others: Leave out your own listings (default true).
+            item_id: filter to a single item id (optional).
+            only_others: if True (default), hide listings YOU posted.
         """
         if item_id is not None:
             self._item(item_id)
@@ -198,14 +205,20 @@ class FirmTools(Toolkit):
         payment_terms_days: int = 30,
         message: str = "",
     ) -> dict[str, Any]:
-        """Bid on another firm's listing. The seller is woken and may accept.
+        """Post an offer (bid) on someone else's listing. The seller is woken and can
+        accept, or counter via message.
+
+        The offer stays pending until the seller accepts it, you withdraw it, or the
+        listing sells out. Refused when the price is above the item's ceiling, when qty
+        exceeds your inventory-cap headroom (on-hand plus inbound), or when goods agreed
+        today could not arrive before the run ends (the last day).
 
         Args:
-            listing_id: The listing to bid on.
-            offered_price: Your price in dollars per kg.
-            qty: Whole kg wanted; at most the listing's quantity.
-            payment_terms_days: Days you ask for to pay after delivery (0-90).
-            message: An optional note to the seller.
+            listing_id: target listing id.
+            offered_price: PER-UNIT (per kg) price in USD you're willing to pay.
+            qty: how many whole kg you want (≤ listing qty).
+            payment_terms_days: net-N you're proposing for payment (default 30, 0-90).
+            message: optional message attached to the offer.
         """
         world, me = self.world, self.me
         listing: Listing = self._lookup(world.state.listings, listing_id, "listing_id")
@@ -259,10 +272,10 @@ class FirmTools(Toolkit):
 
     @tool("write")
     def withdraw_offer(self, offer_id: str) -> dict[str, Any]:
-        """Withdraw one of your pending offers.
+        """Withdraw an offer YOU previously made (only while it's still pending).
 
         Args:
-            offer_id: The offer to withdraw.
+            offer_id: the pending offer you made.
         """
         offer: Offer = self._lookup(self.world.state.offers, offer_id, "offer_id")
         if offer.buyer != self.firm_id:
@@ -275,13 +288,16 @@ class FirmTools(Toolkit):
 
     @tool("write")
     def accept_offer(self, offer_id: str) -> dict[str, Any]:
-        """Accept an offer on your listing: a binding deal at the offer's price and terms.
+        """Accept an offer made on YOUR listing. Creates a binding deal at the offer's
+        price: the goods leave your stock now and inventory transfers next day (09:00),
+        when an invoice is issued (your AR / buyer's AP) with the agreed payment terms.
 
-        The goods are taken from your stock now and ship next morning; the buyer is invoiced
-        on delivery.
+        A listing that sells out closes and its other pending offers are rejected.
+        Refused when the buyer has no inventory-cap headroom for the goods, or when goods
+        agreed today could not arrive before the run ends (the last day).
 
         Args:
-            offer_id: The incoming offer to accept.
+            offer_id: pending offer on a listing you own.
         """
         world, me = self.world, self.me
         offer: Offer = self._lookup(world.state.offers, offer_id, "offer_id")
@@ -316,11 +332,13 @@ class FirmTools(Toolkit):
     def view_offers(
         self, direction: Literal["incoming", "outgoing", "all"] = "all", limit: int = 20
     ) -> dict[str, Any]:
-        """See offers you made or received, newest first, with their status.
+        """View offers involving you. Pending ones come first, each group newest first, with
+        their status.
 
         Args:
-            direction: incoming (made to you), outgoing (made by you) or all.
-            limit: At most this many offers (1-100).
+            direction: "incoming" (offers on your listings, you decide), "outgoing"
+                (offers you made), or "all".
+            limit: max rows to return (default 20, 1-100).
         """
         limit = self._limit(limit)
         world, me = self.world, self.firm_id
@@ -348,10 +366,11 @@ class FirmTools(Toolkit):
 
     @tool("read")
     def view_deals(self, limit: int = 20) -> dict[str, Any]:
-        """See your deals, newest first, with delivery status (pending, delayed, delivered, lost).
+        """List every closed deal you participated in (as buyer or seller). Newest first, with
+        delivery status (pending, delayed, delivered, lost, cancelled).
 
         Args:
-            limit: At most this many deals (1-100).
+            limit: max rows to return (default 20, 1-100).
         """
         limit = self._limit(limit)
         deals = list(self.world.deals_of(self.firm_id))
@@ -371,14 +390,19 @@ class FirmTools(Toolkit):
         ref_listing_id: str | None = None,
         ref_offer_id: str | None = None,
     ) -> dict[str, Any]:
-        """Send a direct message to another firm; it wakes the recipient.
+        """Send a private message to another agent. It wakes the recipient.
+
+        Not to yourself or to a bankrupt agent.
 
         Args:
-            recipient: The firm to write to, e.g. farmer_A.
-            title: A short title, at most 80 characters.
-            body: The message text.
-            ref_listing_id: Optionally, a listing the message is about.
-            ref_offer_id: Optionally, an offer the message is about.
+            recipient: the recipient agent's id.
+            title: REQUIRED short subject line (≤80 chars hard cap, ≤60
+                recommended). Must summarize the message intent — empty
+                or whitespace-only titles are rejected; line breaks are
+                folded into one line.
+            body: free-form message text (≤4,000 chars).
+            ref_listing_id: optionally tag this message to a specific listing.
+            ref_offer_id: optionally tag this message to a specific offer.
         """
         world, econ = self.world, self.world.econ
         self._firm(recipient, "recipient")
@@ -426,12 +450,23 @@ class FirmTools(Toolkit):
     def view_messages(
         self, counterparty: str | None = None, since_day: int | None = None, limit: int = 10
     ) -> dict[str, Any]:
-        """List message titles you sent or received, newest first, with read flags.
+        """Return a compact INBOX of messages visible to you (sent by you
+        or sent to you), most-recent first. Each row carries the message
+        id, direction, sender, recipient, day, the **title** (subject line)
+        and a read flag. The body is NOT included in the listing view — call
+        `read_message(message_id)` to fetch the body of a specific message.
+
+        This title-only format keeps your context window small even on long
+        runs — bodies are fetched on demand only for messages you care
+        about.
 
         Args:
-            counterparty: Only messages exchanged with this firm.
-            since_day: Only messages from this day on.
-            limit: At most this many messages (1-100).
+            counterparty: filter to messages exchanged with one specific
+                agent (sender or recipient = this agent). None = all your
+                messages in/out.
+            since_day: only messages sent on or after this day.
+            limit: max rows to return (default 10, 1-100, most-recent first).
+                Increase explicitly when you need to scan further back.
         """
         if counterparty is not None:
             self._firm(counterparty, "counterparty")
@@ -465,10 +500,12 @@ class FirmTools(Toolkit):
 
     @tool("read")
     def read_message(self, message_id: str) -> dict[str, Any]:
-        """Read a message's body; marks it read.
+        """Fetch the full body of a single message previously seen via
+        `view_messages` (the inbox carries the id). The message must be
+        one you sent or one sent to you. Marks it read.
 
         Args:
-            message_id: The message to read.
+            message_id: id from a `view_messages` inbox row.
         """
         msg: Message = self._lookup(self.world.state.messages, message_id, "message_id")
         if self.firm_id not in (msg.sender, msg.recipient):
@@ -545,12 +582,18 @@ class FirmTools(Toolkit):
     def view_payables(
         self, only_overdue: bool = False, counterparty: str | None = None, limit: int = 20
     ) -> dict[str, Any]:
-        """Invoices you owe, with late fees, credits, outstanding amount and due day.
+        """List your unpaid supplier/peer invoices (AP) with a summary
+        header. Compact one-row-per-invoice with principal, late fees,
+        credits, outstanding amount and due day. Sorted by due day
+        ascending (most urgent first).
 
         Args:
-            only_overdue: Only invoices past their due day.
-            counterparty: Only invoices from this firm.
-            limit: At most this many invoices (1-100).
+            only_overdue: if True, return only invoices already past
+                their due day.
+            counterparty: filter to invoices from one specific seller
+                (issuer agent_id).
+            limit: max rows to return (default 20, 1-100). The summary block
+                still reports the FULL counts/totals regardless of limit.
         """
         return self._invoices("payable", only_overdue, counterparty, limit)
 
@@ -558,21 +601,28 @@ class FirmTools(Toolkit):
     def view_receivables(
         self, only_overdue: bool = False, counterparty: str | None = None, limit: int = 20
     ) -> dict[str, Any]:
-        """Invoices owed to you, with late fees, credits, outstanding amount and due day.
+        """List your unpaid customer/peer invoices (AR) with a summary
+        header. Compact one-row-per-invoice with principal, late fees,
+        credits, outstanding amount and due day. Sorted by due day
+        ascending (most urgent first).
 
         Args:
-            only_overdue: Only invoices past their due day.
-            counterparty: Only invoices to this firm.
-            limit: At most this many invoices (1-100).
+            only_overdue: if True, return only invoices already past
+                their due day.
+            counterparty: filter to invoices from one specific buyer
+                (payer agent_id).
+            limit: max rows to return (default 20, 1-100). The summary block
+                still reports the FULL counts/totals regardless of limit.
         """
         return self._invoices("receivable", only_overdue, counterparty, limit)
 
     @tool("write")
     def pay_invoice(self, invoice_id: str) -> dict[str, Any]:
-        """Pay an invoice in full: principal plus late fees minus credits. No partial payment.
+        """Pay one of your AP invoices in full from cash. In full is principal plus late fees
+        minus credits; there is no partial payment. Cash is wired to the issuer, who is woken.
 
         Args:
-            invoice_id: The invoice to pay.
+            invoice_id: AP invoice id.
         """
         world, me = self.world, self.me
         inv: Invoice = self._lookup(world.state.invoices, invoice_id, "invoice_id")
@@ -593,14 +643,27 @@ class FirmTools(Toolkit):
     def return_shipment(
         self, invoice_id: str, quantity_kg: int, reason: str = ""
     ) -> dict[str, Any]:
-        """Return goods you bought, within 14 days of the invoice; credited at the deal price.
+        """Return some or all of a delivered tangible-goods order against an
+        invoice. Only available to the original BUYER, only within the
+        return window (14 days) from the invoice's issue day, and only
+        while the seller is still in the market.
 
-        If the invoice is already paid, the seller owes you a refund invoice for the credit.
+        On a successful return the returned qty leaves your inventory
+        and goes back to the seller's, and you are credited qty × the
+        original unit price. An open invoice is credited (fully credited,
+        it closes and its late fees are forgiven); if you had already paid
+        the invoice, the seller owes you a refund invoice for the credit,
+        which it settles with `pay_invoice`. The seller's recognized revenue
+        drops by the credit.
 
         Args:
-            invoice_id: The invoice of the delivery you return goods from.
-            quantity_kg: Whole kg to return; at most what was delivered and you still hold.
-            reason: Why you return the goods.
+            invoice_id: AP invoice id you want to return against (must be a
+                tangible-goods deal you bought).
+            quantity_kg: integer kg to return. Bounded by the delivered qty
+                minus what was already returned AND by the kg of that delivery
+                you still hold: your stock of an item is a mix, and every kg you
+                roast, sell or lose takes its share of each delivery with it.
+            reason: optional free-form note (e.g. "quality issue", "over-stock").
         """
         world, me = self.world, self.me
         inv: Invoice = self._lookup(world.state.invoices, invoice_id, "invoice_id")
@@ -643,10 +706,25 @@ class FirmTools(Toolkit):
     def view_trial_balance(
         self, period: Literal["current", "today", "yesterday"] = "current"
     ) -> dict[str, Any]:
-        """Your own accounts: balances now, and income-statement sums for a period.
+        """Period trial balance — your own balances now and the income
+        statement summed over the period. Useful for self-monitoring your
+        own NI components day-to-day.
+
+        Balances (point-in-time, now): cash, ar, inventory, in_transit,
+        work_in_process, ap, equity; inventory_by_item gives qty, value and
+        average cost per item. Income (sums over the period): revenue,
+        returns, net_revenue, cogs, opex (fixed, spoilage, shipment and
+        production write-offs, bad debt, inventory write-downs), opex_total,
+        interest_expense, interest_income, net_income_before_closing,
+        closing_writedown, closing_opex, net_income.
+
+        Use it to inspect the env's truth ledger as it has been
+        compiled so far for the period — the same data the env uses
+        to compute your end-of-run score.
 
         Args:
-            period: current (the whole run so far), today, or yesterday.
+            period: "current" — the whole run so far (default); "today";
+                or "yesterday" (an error on day 0).
         """
         world, me = self.world, self.me
         sums = ledger.period_books(me, period)
@@ -670,10 +748,19 @@ class FirmTools(Toolkit):
 
     @tool("read")
     def view_market_aggregate(self, days_back: int = 7) -> dict[str, Any]:
-        """Market-wide consumer sales per item and day: kg, revenue and average price.
+        """Snapshot total CONSUMER-side market activity over the last
+        `days_back` days, aggregated across BOTH retailers (i.e. the
+        whole market — not just your own sales). One row per
+        (day, item) reporting total kg sold, revenue and average per-kg price
+        achieved across the market that day. Useful for forecasting
+        demand and pricing pressure regardless of role: farmers /
+        roasters can plan B2B supply against observed downstream
+        consumer pull, and retailers can benchmark their own share
+        against the aggregate.
 
         Args:
-            days_back: How many past days to include (1-90).
+            days_back: integer days back from today to include, 1-90
+                (e.g. 7 = the last 7 days; today's sales happen at 19:00).
         """
         if not 1 <= days_back <= 90:
             raise ToolError(f"days_back must be between 1 and 90 (got {days_back})")
@@ -697,19 +784,39 @@ class FirmTools(Toolkit):
 
     @tool("read")
     def wait_for_next_day(self) -> dict[str, Any]:
-        """End today's activity. You are woken early if something happens (an offer, a deal,
-        a message, a payment, a return), otherwise next morning at 09:00. Costs no time."""
+        """Signal you have nothing more to do right now and want to
+        sleep until something happens for you.
+
+        You will be woken automatically when an external event lands
+        for you within today's business hours: an offer is made on your
+        listing, a counterparty accepts one of your offers, a message
+        arrives, an invoice you issued is paid, or goods are returned to
+        you. Deliveries and landed production or roasts come with the
+        next morning observation. If no event fires for you, you stay
+        asleep until tomorrow's morning observation. This is the
+        cost-efficient way to end your turn — it takes no time on your
+        clock and you spend zero LLM calls while sleeping.
+        """
         return {"note": "waiting; you will be woken by events or at 09:00 tomorrow"}
 
 
 class FarmerTools(FirmTools):
     @tool("write")
     def produce_item(self, item_id: str, quantity: int) -> dict[str, Any]:
-        """Grow green coffee: pay the cost now; it lands in your stock after the lag.
+        """Produce more units of a producible item from your cash.
+        Farmer-role only: `green_coffee_kg` or `green_specialty_kg`.
+        Each item has a production cost per kg (paid from your cash at
+        call time), a per-agent per-item daily cap (kg/day, resets at the
+        start of each day) and a production lag (days between the call
+        and the units landing in inventory at 09:00); your system prompt
+        gives the numbers. Output blends into your WAVG cost basis at the
+        production cost when it materialises.
 
         Args:
-            item_id: green_coffee_kg or green_specialty_kg.
-            quantity: Whole kg to produce, within today's remaining production cap.
+            item_id: `green_coffee_kg` or `green_specialty_kg`.
+            quantity: integer kg to produce, > 0, ≤ today's remaining
+                capacity for this item, ≤ what your cash covers, and
+                within your inventory-cap headroom (on-hand plus inbound).
         """
         world, me = self.world, self.me
         item = self._item(item_id, GREEN_ITEMS)
@@ -738,12 +845,28 @@ class FarmerTools(FirmTools):
 class RoasterTools(FirmTools):
     @tool("write")
     def roast(self, green_item_id: str, qty_kg: int) -> dict[str, Any]:
-        """Roast green coffee you hold: pay labour now; roasted coffee lands next morning.
+        """Convert green beans from your inventory into roasted beans.
+        Roaster-role only. One unified action covers BOTH product
+        lines via `green_item_id`: `green_coffee_kg` →
+        `roasted_coffee_kg` (commodity) and `green_specialty_kg` →
+        `roasted_specialty_kg` (premium); your system prompt gives each
+        recipe's labor per kg, yield and lag.
+
+        Both recipes SHARE one daily total green-input cap (same
+        physical equipment). Cash + green leave immediately; the
+        roasted output lands in inventory after the recipe's lag.
+        Output is whole kg, rounded on your running total of green
+        roasted, so splitting a roast never yields more. Effective COGS
+        per roasted kg = (green WAVG + labor) / yield, blended into the
+        output's WAVG cost basis at materialize time.
 
         Args:
-            green_item_id: green_coffee_kg (gives roasted_coffee_kg) or green_specialty_kg
-                (gives roasted_specialty_kg).
-            qty_kg: Whole kg of green to roast, within today's remaining roasting capacity.
+            green_item_id: input item id (`green_coffee_kg` or
+                `green_specialty_kg`).
+            qty_kg: integer kg of green beans to roast. Must be > 0,
+                ≤ today's remaining shared cap, ≤ green inventory you
+                hold of that item, and your cash must cover labor; a
+                roast that would add 0 kg of output is refused.
         """
         world, me, econ = self.world, self.me, self.world.econ
         item = self._item(green_item_id, GREEN_ITEMS, name="green_item_id")
@@ -778,11 +901,24 @@ class RoasterTools(FirmTools):
 class RetailerTools(FirmTools):
     @tool("write")
     def set_retail_price(self, item_id: str, price_per_unit: float) -> dict[str, Any]:
-        """Set your storefront price for consumers; 0 delists. Applies at this evening's sales.
+        """Set your storefront price for a consumer-facing item. The env
+        runs a scripted consumer-demand model every evening (19:00) across
+        all retailers; consumers buy at the price you set, capped by your
+        on-hand inventory of that item, only if your price is at or
+        below their reservation price. The price applies from this
+        evening's sales. Setting `price_per_unit=0` delists the item.
+
+        Two consumer-facing items: `roasted_coffee_kg` (commodity) and
+        `roasted_specialty_kg` (premium); your system prompt gives their
+        reservation prices. Price each independently. Pricing above
+        the reservation forfeits BOTH the elastic share AND the
+        inelastic-floor demand for that item that day. COGS is
+        deducted at WAVG cost on every sale.
 
         Args:
-            item_id: roasted_coffee_kg or roasted_specialty_kg.
-            price_per_unit: Dollars per kg; 0 stops selling the item.
+            item_id: id of a consumer-facing item (`roasted_coffee_kg`
+                or `roasted_specialty_kg`).
+            price_per_unit: USD per kg. Set to 0 to delist.
         """
         item = self._item(item_id, RETAIL_ITEMS)
         if price_per_unit < 0:
@@ -799,10 +935,15 @@ class RetailerTools(FirmTools):
 
     @tool("read")
     def view_consumer_sales(self, since_day: int | None = None) -> dict[str, Any]:
-        """Your own daily consumer sales: kg, price and revenue per item.
+        """Return YOUR shop's consumer-sale history (env auto-sells from
+        your inventory at the retail prices you set; this tool lets you
+        read those sales back).
+
+        Each row carries: day, item_id, qty, price, revenue; the total kg
+        and revenue follow. Retailer-only — other roles see no sales here.
 
         Args:
-            since_day: Only sales from this day on; omit for the last 7 days.
+            since_day: only sales on or after this day (default: the last 7 days).
         """
         first = self.world.day - 7 if since_day is None else since_day
         rows = [

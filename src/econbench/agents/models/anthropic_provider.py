@@ -23,6 +23,9 @@ Why it looks the way it does:
   paper's ``RawChat`` sends instead (``econbench.agents.models.paper_wire``): a plain-string
   system, plain-string texts, one cache breakpoint on the last block, tool results and the
   next text as separate user messages, ``tool_choice`` always with tools.
+- **The CoffeeBench reference's requests.** ``request_style = "coffee_paper"`` sends the
+  bodies of the CoffeeBench reference's ``AnthropicModel`` (``coffee_paper_wire``), with
+  its SDK's ``anthropic-version`` header, and keeps each reply's blocks for replay.
 - **No retries here.** The client has ``max_retries=0``; SDK errors are mapped onto
   ``TransientModelError`` / ``ContextOverflowError`` / ``FatalModelError`` and the retry
   layer above decides what to do; the wait a server asks for, the overflow patterns and the
@@ -38,7 +41,7 @@ from typing import Any
 
 import anthropic
 
-from econbench.agents.models import paper_wire
+from econbench.agents.models import coffee_paper_wire, paper_wire
 from econbench.agents.models._http import (
     check_sdk_base_url,
     is_context_overflow,
@@ -152,14 +155,36 @@ class AnthropicProvider(ModelProvider):
         async with reply_guard(self.name, config.timeout_s, self._clean):
             try:
                 client = self._loop_client()
-                response = await client.messages.create(**request, timeout=config.timeout_s)
+                if config.request_style == "coffee_paper":
+                    body, headers = coffee_paper_wire.reference_body(request)
+                    response = await client.post(
+                        "/v1/messages",
+                        body=body,
+                        cast_to=anthropic.types.Message,
+                        options={"headers": headers, "timeout": config.timeout_s},
+                    )
+                else:
+                    response = await client.messages.create(**request, timeout=config.timeout_s)
             except anthropic.AnthropicError as exc:
                 raise self._map_error(exc) from None
             except TypeError as exc:  # the SDK's "could not resolve authentication method"
                 if "authentication" in str(exc).lower():
                     raise FatalModelError(f"{self.name}: no Anthropic API key: {exc}") from None
                 raise
+            if config.request_style == "coffee_paper":
+                return self._coffee_paper_output(response)
             return self.parse_response(response)
+
+    def _coffee_paper_output(self, response: Any) -> ModelOutput:
+        """``parse_response``, with the reply's blocks kept as the CoffeeBench reference keeps
+        them for replay (``coffee_paper_wire.anthropic_raw``)."""
+        data: Any = response
+        if hasattr(response, "to_dict"):
+            data = response.to_dict(mode="json", warnings=False)
+        data = json_object(data, self.name)
+        output = self.parse_response(data)
+        output.provider_data = coffee_paper_wire.with_raw(coffee_paper_wire.anthropic_raw(data))
+        return output
 
     # --------------------------------------------------------------- request
     def build_request(
@@ -168,6 +193,15 @@ class AnthropicProvider(ModelProvider):
         """The keyword arguments of ``messages.create`` (everything but the timeout)."""
         if config.request_style == "paper":
             return self._paper_request(messages, tools, config)
+        if config.request_style == "coffee_paper":
+            request = coffee_paper_wire.anthropic_request(self.model, messages, tools, config)
+            # The reference's locked SDK sends this version, which takes its temperature; this
+            # SDK has no ``temperature`` argument, so it travels in the body.
+            request["extra_headers"] = {"anthropic-version": coffee_paper_wire.ANTHROPIC_VERSION}
+            if "temperature" in request:
+                extra = {"temperature": request.pop("temperature")}
+                request["extra_body"] = extra | request.get("extra_body", {})
+            return request
         system_text, turns = _convert_messages(messages)
         request: dict[str, Any] = {"model": self.model, "messages": turns}
         if system_text:

@@ -145,9 +145,11 @@ class ModelOutput:
         )
 
 
-RequestStyle = Literal["econbench", "paper"]
-"""How a provider shapes its request: econbench's own forms, or exactly the body the AlloBench
-paper's ``RawChat`` sends (``econbench.agents.models.paper_wire``)."""
+RequestStyle = Literal["econbench", "paper", "coffee_paper"]
+"""How a provider shapes its request: econbench's own forms, exactly the body the AlloBench
+paper's ``RawChat`` sends (``econbench.agents.models.paper_wire``), or exactly the body the
+CoffeeBench reference's model classes send (``econbench.agents.models.coffee_paper_wire``,
+for ``econbench.agents.reference_agent.ReferenceAgent``)."""
 ToolChoice = Literal["auto", "required", "none"]
 
 

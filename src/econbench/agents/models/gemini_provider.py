@@ -45,6 +45,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from econbench.agents.models import coffee_paper_wire
 from econbench.agents.models._http import (
     check_sdk_base_url,
     is_context_overflow,
@@ -162,6 +163,8 @@ class GeminiProvider(ModelProvider):
     ) -> ModelOutput:
         """One generateContent call (continued while Gemini says the reply goes on), its
         JSON normalised; errors come out as our three error classes."""
+        if config.request_style == "coffee_paper":
+            return await self._coffee_paper(messages, tools, config)
         contents, gen_config = self.build_request(messages, tools, config)
         hops = [await self._hop(contents, gen_config, config.timeout_s)]
         while len(hops) <= MAX_CONTINUATIONS:
@@ -177,12 +180,56 @@ class GeminiProvider(ModelProvider):
         self, contents: list[types.Content], config: types.GenerateContentConfig, timeout_s: float
     ) -> dict[str, Any]:
         """One request, within ``timeout_s`` in all, and its reply's JSON."""
+
+        async def send(client: genai.Client) -> Any:
+            response = await client.aio.models.generate_content(
+                model=self.model, contents=contents, config=config
+            )
+            return response.sdk_http_response
+
+        return await self._send(send, timeout_s)
+
+    async def _coffee_paper(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> ModelOutput:
+        """``request_style = "coffee_paper"``: the body the CoffeeBench reference's
+        ``GeminiModel`` sends (``coffee_paper_wire.gemini_request``), posted as it is through
+        the client's own HTTP layer (serialised with ``json.dumps``, as the reference's
+        google-genai 1.56.0 does) to the API version that client used; the reply read as
+        ``GeminiModel`` reads it (``coffee_paper_wire.gemini_reply``)."""
+        try:
+            body = coffee_paper_wire.gemini_request(self.model, messages, tools, config)
+        except ValueError as exc:
+            raise FatalModelError(f"{self.name}: {exc}") from None
+        model = self.model if self.model.startswith("models/") else f"models/{self.model}"
+        options = types.HttpOptions(
+            api_version=coffee_paper_wire.GEMINI_API_VERSION,
+            timeout=max(1, int(config.timeout_s * 1000)),
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+
+        async def send(client: genai.Client) -> Any:
+            return await client.aio._api_client.async_request(
+                "post", f"{model}:generateContent", body, options
+            )
+
+        data = await self._send(send, config.timeout_s)
+        async with reply_guard(self.name, None, self._clean):
+            output = self.parse_response(data)
+            reply = coffee_paper_wire.gemini_reply(data)
+        summarize = coffee_paper_wire.call_options(config).call == "summarize"
+        output.text = reply.summary if summarize else reply.text
+        output.reasoning = reply.thinking or None
+        output.tool_calls = [] if summarize else reply.calls
+        output.provider_data = coffee_paper_wire.with_reply(reply.raw, reply.prompt_tokens)
+        return output
+
+    async def _send(self, send: Any, timeout_s: float) -> dict[str, Any]:
+        """``send(client)``'s HTTP response, within ``timeout_s`` in all, as the reply's JSON;
+        errors come out as our three error classes."""
         async with reply_guard(self.name, timeout_s, self._clean):
             try:
-                client = self._loop_client()
-                response = await client.aio.models.generate_content(
-                    model=self.model, contents=contents, config=config
-                )
+                raw = await send(self._loop_client())
             except genai_errors.APIError as exc:
                 raise self._map_api_error(exc) from None
             except genai_errors.UnknownApiResponseError as exc:
@@ -201,7 +248,6 @@ class GeminiProvider(ModelProvider):
                 raise FatalModelError(
                     f"{self.name}: the SDK refused the request: {problem}"
                 ) from None
-            raw = response.sdk_http_response
             data = json_object(json.loads(raw.body or "null") if raw else None, self.name)
             if "error" in data and "candidates" not in data:  # a proxy's error, sent with a 200
                 raise self._payload_error(data["error"])

@@ -56,6 +56,10 @@ Design choices (each one is what a careful user of an evaluation harness expects
   arguments as the model wrote them (kept in ``provider_data["openai_chat"]["arguments"]``
   under this style only), ``tool_choice`` always with tools. The Responses API has no paper
   form (the registry uses chat for such models).
+- **The CoffeeBench reference's requests.** ``request_style = "coffee_paper"`` sends the
+  bodies of the reference's ``OpenAIModel`` (Responses) and ``OpenRouterModel`` (Chat
+  Completions, for ``openai-compatible`` models) instead (``coffee_paper_wire``); a
+  Responses reply's items are kept as the reference serialises them, for replay.
 - ``GenerateConfig.tool_choice``, when set, is the ``tool_choice`` sent with tools (over the
   profile's).
 - ``GenerateConfig.extra["extra_body"]`` (a dict) is merged into the request body, for server
@@ -81,7 +85,7 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
-from econbench.agents.models import paper_wire
+from econbench.agents.models import coffee_paper_wire, paper_wire
 from econbench.agents.models._http import (
     check_sdk_base_url,
     is_context_overflow,
@@ -411,6 +415,31 @@ class _OpenAIProvider(ModelProvider):
         async with reply_guard(f"{self.name} ({self._where})", timeout_s, self._redact):
             return self._response_dict(await self._create(resource, kwargs, timeout_s))
 
+    async def _reference_reply(
+        self,
+        path: str,
+        cast_to: Any,
+        kwargs: dict[str, Any],
+        timeout_s: float,
+        body_of: Any = coffee_paper_wire.reference_body,
+    ) -> dict[str, Any]:
+        """``_reply`` for ``request_style = "coffee_paper"``: the body posted as the CoffeeBench
+        reference's SDK writes it (``body_of``: ``coffee_paper_wire.reference_body``, or
+        ``chat_body`` for Chat Completions)."""
+        body, headers = body_of(kwargs)
+        client = self._client_for_loop()
+        async with reply_guard(f"{self.name} ({self._where})", timeout_s, self._redact):
+            try:
+                response = await client.post(
+                    path,
+                    body=body,
+                    cast_to=cast_to,
+                    options={"headers": headers, "timeout": timeout_s},
+                )
+            except openai.OpenAIError as exc:
+                raise self.map_error(exc, timeout_s) from None
+            return self._response_dict(response)
+
     def _response_dict(self, response: Any) -> dict[str, Any]:
         """The response as plain JSON data (extra fields of compatible servers included)."""
         data: Any = response
@@ -549,6 +578,8 @@ class OpenAIChatProvider(_OpenAIProvider):
         """The keyword arguments of ``chat.completions.create`` (without the timeout)."""
         if config.request_style == "paper":
             return self._paper_request(messages, tools, config)
+        if config.request_style == "coffee_paper":
+            return coffee_paper_wire.chat_request(self.model, messages, tools, config)
         kwargs: dict[str, Any] = {"model": self.model, "messages": self.build_messages(messages)}
         if tools:
             kwargs["tools"] = [
@@ -599,6 +630,20 @@ class OpenAIChatProvider(_OpenAIProvider):
     ) -> ModelOutput:
         """One Chat Completions call, normalised."""
         kwargs = self.build_request(messages, tools, config)
+        if config.request_style == "coffee_paper":
+            data = await self._reference_reply(
+                "/chat/completions",
+                openai.types.chat.ChatCompletion,
+                kwargs,
+                config.timeout_s,
+                coffee_paper_wire.chat_body,
+            )
+            output = await self._parsed(self.parse_response, data)
+            # OpenRouterModel's text: the content as sent (no think-tag split, no refusal)
+            text = coffee_paper_wire.chat_text(data, coffee_paper_wire.call_options(config).call)
+            if text is not None:
+                output.text = text
+            return output
         client = self._client_for_loop()
         data = await self._reply(client.chat.completions, kwargs, config.timeout_s)
         if config.request_style == "paper":
@@ -876,6 +921,8 @@ class OpenAIResponsesProvider(_OpenAIProvider):
                 f"{self.name}: request_style 'paper' sends Chat Completions requests, as the "
                 "paper did; configure this model with api = 'chat'"
             )
+        if config.request_style == "coffee_paper":
+            return coffee_paper_wire.responses_request(self.model, messages, tools, config)
         instructions, items = self.build_input(messages)
         kwargs: dict[str, Any] = {"model": self.model, "input": items, "store": False}
         if instructions is not None:
@@ -910,6 +957,14 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         """One Responses call, normalised."""
         kwargs = self.build_request(messages, tools, config)
         client = self._client_for_loop()
+        if config.request_style == "coffee_paper":
+            data = await self._reference_reply(
+                "/responses", openai.types.responses.Response, kwargs, config.timeout_s
+            )
+            output = await self._parsed(self.parse_response, data)
+            output.text = coffee_paper_wire.responses_text(data)
+            output.provider_data = coffee_paper_wire.with_raw(coffee_paper_wire.responses_raw(data))
+            return output
         try:
             data = await self._reply(client.responses, kwargs, config.timeout_s)
         except FatalModelError as exc:

@@ -38,6 +38,7 @@ from econbench.agents.models.errors import ModelConfigError
 from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
 from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.models.settings import (
+    COFFEE_PAPER_STYLE_PROVIDERS,
     LOCAL_ONLY_SETTINGS,
     OPENAI_ONLY_SETTINGS,
     PAPER_STYLE_PROVIDERS,
@@ -277,8 +278,31 @@ def _check_openai_key_target(name: str, settings: ModelSettings) -> None:
     )
 
 
+"""The providers ``request_style = "coffee_paper"`` applies to: the reference's Anthropic,
+OpenAI Responses, OpenRouter and Gemini (``GeminiModel``) model classes."""
+
+
+def _check_coffee_paper_style(name: str, provider: str, settings: ModelSettings) -> None:
+    """``request_style = "coffee_paper"`` only where the CoffeeBench reference has a model
+    class whose requests ``coffee_paper_wire`` reproduces."""
+    if provider not in COFFEE_PAPER_STYLE_PROVIDERS:
+        raise ModelConfigError(
+            f"{name}: request_style 'coffee_paper' applies only to "
+            f"{', '.join(COFFEE_PAPER_STYLE_PROVIDERS)} models (the CoffeeBench reference's "
+            "request forms)"
+        )
+    if provider == "openai" and settings.api == "chat":
+        raise ModelConfigError(
+            f"{name}: request_style 'coffee_paper' sends Responses API requests, as the "
+            "CoffeeBench reference did; drop api or set it to 'responses'"
+        )
+
+
 def _check_paper_style(name: str, provider: str, settings: ModelSettings) -> None:
     """``request_style = "paper"`` only where the paper's ``RawChat`` has a form to send."""
+    if settings.request_style == "coffee_paper" and provider != SCRIPTED:
+        _check_coffee_paper_style(name, provider, settings)
+        return
     if settings.request_style != "paper" or provider == SCRIPTED:
         return
     if provider not in PAPER_STYLE_PROVIDERS:

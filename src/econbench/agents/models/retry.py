@@ -20,7 +20,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from econbench.agents.models.base import FatalModelError, TransientModelError
 from econbench.agents.models.settings import (  # the settings' defaults and bounds
@@ -69,6 +69,17 @@ class RetryEvent:
     delay_s: float
     reason: str
     error_type: str
+
+    def payload(self, firm: str, model: str) -> dict[str, Any]:
+        """The ``model_retry`` event of ``firm``'s agent (the run's event log)."""
+        return {
+            "firm": firm,
+            "model": model,
+            "attempt": self.attempt,
+            "delay_s": round(self.delay_s, 3),
+            "reason": self.reason,
+            "error_type": self.error_type,
+        }
 
 
 class RetriesExhaustedError(FatalModelError):

@@ -35,6 +35,9 @@ RETRY_SETTINGS = ("max_retries", "max_backoff_s")
 """Written only when set, like the wire forms, so existing configs keep their hashes."""
 PAPER_STYLE_PROVIDERS = ("anthropic", "openai", "openai-compatible")
 """The providers ``request_style = "paper"`` applies to (the paper's ``RawChat`` backends)."""
+COFFEE_PAPER_STYLE_PROVIDERS = ("anthropic", "openai", "openai-compatible", "google")
+"""The providers ``request_style = "coffee_paper"`` applies to (the CoffeeBench reference's
+Anthropic, OpenAI Responses, OpenRouter and Gemini model classes)."""
 
 DEFAULT_MAX_RETRIES = 5
 """Retries after the first attempt when a model's settings name none (six attempts)."""
@@ -75,10 +78,13 @@ class ModelSettings(BaseModel):
     max_backoff_s: float | None = Field(None, gt=0.0, le=MAX_BACKOFF_LIMIT_S)
     """The longest backoff wait between attempts (default 60 s; a server's longer
     ``Retry-After`` is still honoured, up to 600 s)."""
-    request_style: Literal["econbench", "paper"] = "econbench"
+    request_style: Literal["econbench", "paper", "coffee_paper"] = "econbench"
     """``"paper"``: send exactly the request body the AlloBench paper's ``RawChat`` sends
     (Anthropic, OpenAI and OpenAI-compatible models; ``econbench.agents.models.paper_wire``
-    says what that is and which settings it reads). Written into configs only when "paper"."""
+    says what that is and which settings it reads). ``"coffee_paper"``: the bodies of the
+    CoffeeBench reference's model classes (``coffee_paper_wire``; Anthropic, OpenAI through the
+    Responses API, OpenAI-compatible models and Gemini), for the ``ReferenceAgent`` that keeps the
+    reference's conversation. Written into configs only when not "econbench"."""
     # OpenAI and OpenAI-compatible models only (``econbench.agents.models.compat``):
     compat: str | None = None
     """The server's quirk profile: generic (the openai-compatible default), llama.cpp,

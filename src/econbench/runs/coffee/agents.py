@@ -47,12 +47,14 @@ def model_policy(
     wrap: ProviderWrap | None = None,
 ) -> LLMAgent:
     """The LLM agent that plays ``firm_id`` with model ``name``; ``wrap`` (recording,
-    replay, a cache) is applied to its provider. Its events go wherever the run binds them
-    (``CoffeeRun`` logs them in the run's event log)."""
+    replay, a cache) is applied to its provider. Its conversation opens with the system prompt
+    and the day-0 message (``prompts.DAY0_MESSAGE``, the reference's first user message), then
+    the first observation. Its events go wherever the run binds them (``CoffeeRun`` logs them
+    in the run's event log)."""
     from econbench.agents.models.base import ModelProvider
     from econbench.agents.models.registry import build_provider
     from econbench.agents.react import CompactionSettings, LLMAgent
-    from econbench.coffee.prompts import system_prompt
+    from econbench.coffee.prompts import DAY0_MESSAGE, system_prompt
     from econbench.coffee.render import render_observation
 
     settings = config.model_settings(name)
@@ -63,6 +65,7 @@ def model_policy(
     return LLMAgent(
         provider,
         system_prompt=system_prompt(firm_id, config, config.prompts.get(firm_id, "standard")),
+        initial_message=DAY0_MESSAGE,
         render_observation=render_observation,
         config=settings.generate_config(),
         compaction=CompactionSettings(threshold=settings.compaction_threshold),

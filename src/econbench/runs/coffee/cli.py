@@ -14,7 +14,7 @@ from econbench.agents.models.errors import ModelConfigError
 from econbench.coffee.config import MAX_DAYS, ConfigError, EconomyConfig
 from econbench.coffee.policies import UnknownPolicyError
 from econbench.runs.coffee.agents import validate_agents
-from econbench.runs.coffee.config import RunConfig, load_config, parse_agents
+from econbench.runs.coffee.config import DEFAULT_CONDITION, RunConfig, load_config, parse_agents
 from econbench.runs.coffee.run import RunStopped, check_start, run_to_dir
 from econbench.runs.limits import int_option
 from econbench.runs.lock import RunLockedError
@@ -60,9 +60,18 @@ def fail(message: str) -> typer.Exit:
 
 
 def resolve_config(
-    config_file: Path | None, seed: int | None, days: int | None, agent: list[str]
+    config_file: Path | None,
+    seed: int | None,
+    days: int | None,
+    agent: list[str],
+    condition: str | None = None,
 ) -> RunConfig:
-    overrides = {"seed": seed, "days": days, "agents": parse_agents(agent) or None}
+    overrides = {
+        "seed": seed,
+        "days": days,
+        "agents": parse_agents(agent) or None,
+        "condition": condition,
+    }
     config = load_config(config_file, overrides)
     validate_agents(config)
     return config
@@ -111,22 +120,31 @@ def run_command(
         str | None,
         typer.Option(help="Response cache file ('default': ~/.cache/econbench/responses.sqlite)."),
     ] = None,
+    condition: Annotated[
+        str | None,
+        typer.Option(
+            help="What the run plays: hardened (default: econbench's CoffeeBench) or paper "
+            "(the reference implementation's protocol; no [economy] or [prompts], scripted "
+            "players passive and heuristic only). Overrides [run] condition."
+        ),
+    ] = None,
 ) -> None:
     """Run the coffee economy with scripted firms (no API key needed)."""
     try:
         if seed is not None and seeds is not None:
             raise ValueError("give either --seed or --seeds, not both")
         seed_list: list[int | None] = [seed] if seeds is None else list(parse_seed_text(seeds))
-        configs = [resolve_config(config_file, s, days, agent) for s in seed_list]
+        configs = [resolve_config(config_file, s, days, agent, condition) for s in seed_list]
         cache_path = None
         if cache is not None:  # the cache module (sqlite3, records) only when asked for
             from econbench.agents.models.cache import cache_path_from_option
 
             cache_path = cache_path_from_option(cache)
+        tag = condition_suffix(configs[0])
         if seeds is None:
-            outs = [out or default_run_dir("coffee", f"seed{configs[0].seed}")]
+            outs = [out or default_run_dir("coffee", f"seed{configs[0].seed}{tag}")]
         else:
-            parent = out or default_run_dir("coffee", "seeds" + seeds.replace(",", "_"))
+            parent = out or default_run_dir("coffee", "seeds" + seeds.replace(",", "_") + tag)
             outs = [parent / f"seed_{config.seed}" for config in configs]
             check_run_dirs(outs, overwrite)
     # ValueError covers RunDirError (a --seeds directory already in use)
@@ -156,6 +174,11 @@ def run_command(
     if seeds is not None and not quiet:
         stdout_console().print(seeds_table(summaries))
         print_usage(summaries)
+
+
+def condition_suffix(config: RunConfig) -> str:
+    """What a default run directory's name adds for a non-default condition (``-paper``)."""
+    return "" if config.condition == DEFAULT_CONDITION else f"-{config.condition}"
 
 
 def print_usage(summaries: list[dict]) -> None:

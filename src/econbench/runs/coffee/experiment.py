@@ -1,7 +1,11 @@
 """CoffeeBench experiment files: the matrix's schema, its expansion into entries (base file,
 variant files merged over it, the experiment's own settings, the matrix's agents, the seed)
 and the check of every entry as ``coffee run`` checks one run (see ``econbench.runs.experiment``
-for the file format)."""
+for the file format).
+
+``condition = "paper"`` at the top level plays every run under the reference implementation's
+protocol (``econbench.runs.coffee.config.CONDITIONS``); a non-default condition is part of each
+run's id and label, so a sweep's directories and a report's rows never mix conditions."""
 
 from __future__ import annotations
 
@@ -13,7 +17,12 @@ from pydantic import Field, ValidationError, field_validator
 from econbench.agents.models.registry import ModelConfigError, ModelSettings, parse_model_name
 from econbench.coffee.config import FIRMS, MAX_DAYS, ConfigError, is_model, role_of
 from econbench.coffee.policies import UnknownPolicyError, make_policy
-from econbench.runs.coffee.config import RunConfig, config_from_tables
+from econbench.runs.coffee.config import (
+    DEFAULT_CONDITION,
+    RunConfig,
+    check_condition,
+    config_from_tables,
+)
 from econbench.runs.experiment import (
     SEP,
     Entry,
@@ -69,6 +78,15 @@ class CoffeeExperiment(ExperimentBase):
     """Fixed assignments (firm or ``default`` → policy) applied to every entry; unlike the
     matrix's axes they do not appear in the ids."""
     matrix: CoffeeMatrix = CoffeeMatrix()
+    condition: str | None = None
+    """What every run plays (``econbench.runs.coffee.config.CONDITIONS``): ``hardened``
+    (default) or ``paper``; over a base or variant file's ``[run] condition``. A non-default
+    condition is part of every run's id (``roaster_A-passive__paper__seed-0``)."""
+
+    @field_validator("condition")
+    @classmethod
+    def _condition(cls, value: str | None) -> str | None:
+        return None if value is None else check_condition(value)
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -124,12 +142,22 @@ def _coffee_config(
     data["agents"] = {**defaults, **exp.agents, **agents}
     if exp.days is not None:
         data["days"] = exp.days
+    if exp.condition is not None:
+        data["condition"] = exp.condition
     if seed is not None:
         data["seed"] = seed
     used = set(data["agents"].values())
     models = {**raw.get("models", {}), **{k: v.model_dump() for k, v in exp.models.items()}}
     data["models"] = {name: table for name, table in models.items() if name in used}
     return data
+
+
+def _condition_of(exp: CoffeeExperiment, raw: dict[str, Any]) -> str:
+    """The condition an entry plays: the experiment's, else its files' ``[run] condition``."""
+    if exp.condition is not None:
+        return exp.condition
+    run = raw.get("run") if isinstance(raw.get("run"), dict) else {}
+    return str(run.get("condition") or DEFAULT_CONDITION)
 
 
 def coffee_entries(exp: CoffeeExperiment, source: Path) -> list[Entry]:
@@ -139,6 +167,7 @@ def coffee_entries(exp: CoffeeExperiment, source: Path) -> list[Entry]:
     base = _read_run_file(source, _resolve(source, exp.base, "base"), "base") if exp.base else {}
     # (the name shown, the value as written in the matrix, the merged raw tables)
     variants: list[tuple[str | None, str, dict[str, Any]]] = []
+    # the condition of each variant's runs: the experiment's, else the files' [run] condition
     for name in exp.matrix.variants or ["default"]:
         if name == "default":
             variants.append((name if exp.matrix.variants else None, name, base))
@@ -154,18 +183,25 @@ def coffee_entries(exp: CoffeeExperiment, source: Path) -> list[Entry]:
     identities: list[dict[str, Any]] = []
     for agents in combos:
         for shown, written, raw in variants:
-            params: dict[str, Any] = dict(agents)
             parts = [f"{firm}-{slug(policy)}" for firm, policy in agents.items()]
             if shown is not None:
-                params["variant"] = shown
                 parts.append(slug(shown))
+            condition = _condition_of(exp, raw)
+            if condition != DEFAULT_CONDITION:
+                parts.append(slug(condition))
             configs.append((agents, raw, shown or ""))
             labels_raw.append(SEP.join(parts) or exp.name)
-            identities.append({**agents, "variant": written})
+            identity: dict[str, Any] = {**agents, "variant": written}
+            if condition != DEFAULT_CONDITION:
+                identity["condition"] = condition
+            identities.append(identity)
     labels = unique_labels(labels_raw, identities)
     entries: list[Entry] = []
     for (agents, raw, shown), label in zip(configs, labels, strict=True):
         params = {**agents, **({"variant": shown} if shown else {})}
+        condition = _condition_of(exp, raw)
+        if condition != DEFAULT_CONDITION:
+            params["condition"] = condition
         for seed in exp.seeds or [None]:
             data = _coffee_config(exp, raw, agents, seed)
             try:

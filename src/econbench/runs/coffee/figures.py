@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from econbench.runs.coffee.reading import READER, idle_flags
-from econbench.runs.coffee.report import FIRM_ORDER, FOCAL_FIRM
+from econbench.runs.coffee.report import FIRM_ORDER, FOCAL_FIRM, condition_groups
 from econbench.runs.figures import FigureFile, colormap, figure, integer_locator, save, slugs
 from econbench.runs.frames import RunFrames
 from econbench.runs.palette import FESTIVAL_COLOR, config_color, firm_color
-from econbench.runs.report import group_by_label, group_by_seed, seed_key
+from econbench.runs.report import group_by_seed, seed_key
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -274,7 +274,9 @@ def grouped_bars(counts: pd.DataFrame, title: str, xlabel: str, path: Path) -> P
 
 
 def coffee_figures(runs: Sequence[RunFrames], out: Path) -> list[FigureFile]:
-    groups = group_by_label(runs)
+    # As the tables group them, never across conditions; only runs whose daily rows are one
+    # per firm and day (a run whose daily.jsonl has another layout is drawn from nothing).
+    groups = condition_groups([r for r in runs if r.daily.empty or "firm" in r.daily.columns])
     names = slugs(list(groups))
     files: list[FigureFile] = []
     path = figure3(groups, out / "figure3.png")

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 WAIT_TOOL = "wait_for_next_day"
 """CoffeeBench's waiting tool (``econbench.coffee.world.WAIT_TOOL``)."""
+PAPER_STEP = "agent_step"
+"""A ``paper`` run's event for one applied turn (``econbench.runs.coffee.paper_run``)."""
 
 _COUNT_DICTS = ("tool_calls_by_name", "messages_sent_by_recipient", "sold_kg", "opex_breakdown")
 _MAX_ECONOMY_PARTS = 3
@@ -48,9 +50,10 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def coffee_label(config: dict[str, Any]) -> str:
-    """``roaster_A=POLICY`` plus every difference from the default run config but the seed."""
+    """``roaster_A=POLICY`` plus every difference from the default run config but the seed
+    (a non-default condition first: ``roaster_A=passive condition=paper …``)."""
     from econbench.coffee.config import FIRMS, FOCAL_FIRM
-    from econbench.runs.coffee.config import RunConfig
+    from econbench.runs.coffee.config import DEFAULT_CONDITION, RunConfig, condition_of
 
     default = RunConfig()
     agents = config.get("agents") or {}
@@ -60,6 +63,9 @@ def coffee_label(config: dict[str, Any]) -> str:
         return agents.get(firm) or background
 
     parts = [f"{FOCAL_FIRM}={policy(FOCAL_FIRM)}"]
+    condition = condition_of(config)
+    if condition != DEFAULT_CONDITION:
+        parts.append(f"condition={condition}")
     if background != default.policy_for("default"):
         parts.append(f"default={background}")
     parts += [f"{f}={policy(f)}" for f in FIRMS if f != FOCAL_FIRM and policy(f) != background]
@@ -101,6 +107,13 @@ def idle_flags(events: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
         ):
             ok = isinstance(result, dict) and result.get("status") == "success"
             if not (tool == WAIT_TOOL and ok):
+                active.add((int(day), str(firm)))
+    if not events.empty and "action" in events.columns:
+        # A ``paper`` run logs the reference's ``agent_step`` (a reply without a call is its
+        # synthesized wait): acting is any step but waiting, as its summary counts.
+        steps = events[(events["type"] == PAPER_STEP) & events["action"].notna()]
+        for day, firm, action in zip(steps["day"], steps["firm"], steps["action"], strict=True):
+            if action != WAIT_TOOL:
                 active.add((int(day), str(firm)))
     acted = [(int(d), str(f)) in active for d, f in zip(grid["day"], grid["firm"], strict=True)]
     grid["idle"] = grid["live"] & ~pd.Series(acted, index=grid.index, dtype=bool)
@@ -239,9 +252,11 @@ class CoffeeReader:
         agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
         seed = config.get("seed", meta.get("seed"))
         focal = agents.get("roaster_A") or agents.get("default")
+        condition = config.get("condition")
         parts = [
             f"seed {seed}" if seed is not None else None,
             f"roaster_A={focal}" if focal else None,
+            f"condition {condition}" if condition and condition != "hardened" else None,
         ]
         return " · ".join(p for p in parts if p)
 

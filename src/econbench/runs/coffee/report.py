@@ -18,6 +18,13 @@ observation, the mean of their values (a value any of them lacks is missing for 
 price is the mean over the runs that sold the item). The mean keeps every rerun's information
 without weighting a repeated seed twice; a note under the table says how many runs repeat one.
 
+Runs of different conditions (``hardened``, ``paper``; ``econbench.runs.coffee.config``) are
+never pooled: the condition is part of every configuration's key, named in its label
+(``condition=paper``, or `` [paper]`` after a label that does not say it), shown in its own
+column of ``table2`` when a report holds a non-default condition, and configurations of
+different conditions are never paired. Beside ``paper`` runs only, ``paper_table2`` shows the
+paper's own Table 2 (``econbench.runs.coffee.paper_table2``), marked as the paper's.
+
 Every function takes CoffeeBench runs only (:func:`econbench.runs.report.build_report` hands
 each benchmark its own).
 """
@@ -32,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from econbench.runs.coffee.config import DEFAULT_CONDITION, PAPER_CONDITION, condition_of
 from econbench.runs.coffee.reading import READER
 from econbench.runs.frames import RunFrames
 from econbench.runs.report import (
@@ -49,7 +57,7 @@ from econbench.stats import LEVEL, Paired, Summary, paired_differences, summariz
 
 FOCAL_FIRM = "roaster_A"
 FIRM_ORDER = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
-PAGE_TABLES = ("table2", "score_ci", "score_paired", "table2_firms", "table3")
+PAGE_TABLES = ("table2", "paper_table2", "score_ci", "score_paired", "table2_firms", "table3")
 """The tables ``index.html`` shows, in this order."""
 
 
@@ -135,13 +143,47 @@ def _metric_cells(seeds: SeedRows) -> tuple[dict[str, Any], dict[str, str]]:
     return data, shown
 
 
+def _condition(run: RunFrames) -> str:
+    return condition_of(run.config)
+
+
+def _names_condition(label: str, condition: str) -> bool:
+    """Whether ``label`` already says its condition: a derived label (``condition=paper``)
+    or a sweep entry's (``roaster_A-passive__paper``)."""
+    return f"condition={condition}" in label or f"__{condition}" in label
+
+
 def _coffee_groups(runs: Sequence[RunFrames]) -> dict[str, list[RunFrames]]:
-    return group_by_label(r for r in runs if not r.summary.empty)
+    return condition_groups([r for r in runs if not r.summary.empty])
+
+
+def condition_groups(runs: Sequence[RunFrames]) -> dict[str, list[RunFrames]]:
+    """Runs per configuration: its label and its condition (never pooled across
+    conditions), in order of first appearance; a label that does not name its non-default
+    condition gets `` [NAME]``."""
+    keyed: dict[tuple[str, str], list[RunFrames]] = {}
+    for label, group in group_by_label(runs).items():
+        for run in group:
+            keyed.setdefault((label, _condition(run)), []).append(run)
+    groups: dict[str, list[RunFrames]] = {}
+    for (label, condition), group in keyed.items():
+        name = label
+        if condition != DEFAULT_CONDITION and not _names_condition(label, condition):
+            name = f"{label} [{condition}]"
+        groups.setdefault(name, []).extend(group)
+    return groups
+
+
+def _conditions(runs: Sequence[RunFrames]) -> list[str]:
+    """The conditions of ``runs``, in order of first appearance."""
+    return list(dict.fromkeys(_condition(r) for r in runs))
 
 
 def table2(runs: Sequence[RunFrames]) -> Table | None:
-    """The paper's Table 2: roaster_A per configuration, mean ± std over seeds."""
+    """The paper's Table 2: roaster_A per configuration, mean ± std over seeds (with a
+    ``condition`` column when the runs hold a non-default condition)."""
     data_rows, shown_rows = [], []
+    with_condition = _conditions(runs) not in ([], [DEFAULT_CONDITION])
     for label, group in _coffee_groups(runs).items():
         seeds = _seed_rows(group, FOCAL_FIRM)
         if not seeds:
@@ -149,8 +191,11 @@ def table2(runs: Sequence[RunFrames]) -> Table | None:
         data, shown = _metric_cells(seeds)
         counted, counted_shown = _seed_columns(seeds)
         partial = any(not r.completed for r in group)
-        data_rows.append({"configuration": label, **counted, **data, "partial": partial})
-        shown_rows.append({"configuration": shown_label(label, group), **counted_shown, **shown})
+        which = {"condition": _condition(group[0])} if with_condition else {}
+        data_rows.append({"configuration": label, **which, **counted, **data, "partial": partial})
+        shown_rows.append(
+            {"configuration": shown_label(label, group), **which, **counted_shown, **shown}
+        )
     if not data_rows:
         return None
     return Table(
@@ -163,6 +208,65 @@ def table2(runs: Sequence[RunFrames]) -> Table | None:
             *_repeat_notes(data_rows),
             "LLM cost is n/a when a run used a model with no price.",
         ],
+        text_columns=2 if with_condition else 1,
+    )
+
+
+def _reported(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def paper_table2(runs: Sequence[RunFrames]) -> Table | None:
+    """The paper's own Table 2 (``econbench.runs.coffee.paper_table2``), shown beside
+    ``paper``-condition runs only: the figures the paper reports, not runs of this report."""
+    if PAPER_CONDITION not in _conditions(runs):
+        return None
+    from econbench.runs.coffee import paper_table2 as paper
+
+    data_rows, shown_rows = [], []
+    for row in paper.ROWS:
+        data_rows.append(
+            {
+                "model": row.model,
+                "player": row.player,
+                "background": paper.BACKGROUND,
+                "net_income_mean": row.net_income_mean,
+                "net_income_std": row.net_income_sd,
+                "revenue_mean": row.revenue_mean,
+                "tool_calls_mean": row.tool_calls_mean,
+                "idle_days_mean": row.idle_days_mean,
+                "messages_sent_mean": row.messages_sent_mean,
+                "llm_cost_usd_mean": row.llm_cost_usd_mean,
+                "source": row.source,
+            }
+        )
+        income = _reported(row.net_income_mean, 2)
+        if row.net_income_mean is not None and row.net_income_sd is not None:
+            income += f" ± {row.net_income_sd:,.2f}"
+        shown_rows.append(
+            {
+                "model (the paper's)": row.model,
+                "roaster_A here": row.player,
+                "net income ($)": income,
+                "revenue ($)": _reported(row.revenue_mean, 2),
+                "tool calls": _reported(row.tool_calls_mean, 1),
+                "idle days": _reported(row.idle_days_mean, 1),
+                "messages sent": _reported(row.messages_sent_mean, 1),
+                "LLM cost (USD)": _reported(row.llm_cost_usd_mean, 2),
+            }
+        )
+    return Table(
+        "paper_table2",
+        f"The paper's Table 2 ({paper.PAPER}; background {paper.BACKGROUND}), "
+        "as reported — beside the paper-condition runs",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [
+            "These are the paper's figures (three runs per model, seeds 0–2, 90 days), not "
+            "runs of this report; compare them with the rows of condition 'paper' only.",
+            *paper.NOTES,
+        ],
+        text_columns=2,
     )
 
 
@@ -439,7 +543,12 @@ def score_paired(runs: Sequence[RunFrames]) -> Table | None:
     if len(groups) < 2:
         return None
     by_label = {g[0]: g for g in groups}
-    pairs = comparison_pairs(list(by_label))
+    by_condition: dict[str, list[str]] = {}
+    for label, group, _ in groups:  # configurations of different conditions never pair
+        by_condition.setdefault(_condition(group[0]), []).append(label)
+    pairs = [p for labels in by_condition.values() for p in comparison_pairs(labels)]
+    if not pairs:
+        return None
     data_rows, shown_rows = [], []
     for label_a, label_b in pairs:
         data, shown = _pair_rows(by_label[label_a], by_label[label_b])
@@ -450,7 +559,10 @@ def score_paired(runs: Sequence[RunFrames]) -> Table | None:
         f"differences and its {_PCT} Student-t interval (t(n - 1) × SD / √n, SD of the "
         "differences); 'excludes 0' says whether the interval lies wholly on one side of 0.",
     ]
-    if len(pairs) < len(groups) * (len(groups) - 1) // 2:
+    if len(by_condition) > 1:
+        notes.append("Configurations of different conditions are never paired.")
+    every_pair = sum(len(labels) * (len(labels) - 1) // 2 for labels in by_condition.values())
+    if len(pairs) < every_pair:
         notes.append(
             f"More than {ALL_PAIRS_UP_TO} configurations: each is compared with the first, "
             f"{groups[0][0]}."
@@ -477,6 +589,13 @@ def score_paired(runs: Sequence[RunFrames]) -> Table | None:
 
 def coffee_section(runs: Sequence[RunFrames]) -> Section:
     """CoffeeBench's tables over its runs."""
-    built = (table2(runs), score_ci(runs), score_paired(runs), table2_firms(runs), table3(runs))
+    built = (
+        table2(runs),
+        paper_table2(runs),
+        score_ci(runs),
+        score_paired(runs),
+        table2_firms(runs),
+        table3(runs),
+    )
     tables = [t for t in built if t is not None]
     return Section(READER.name, READER.title, list(runs), tables, PAGE_TABLES)

@@ -20,6 +20,10 @@ A firm played by a policy object (``policies=``, e.g. from ``econbench.api``) is
 not under the name the config gave it. Such a run resumes only from Python, handed the same
 policies (``resume_to_dir(out, policies=...)``); without them the resume is refused.
 
+A run of condition ``paper`` (``econbench.runs.coffee.config.CONDITIONS``) is the reference
+implementation's protocol, played by ``econbench.runs.coffee.paper_run``: :func:`run_to_dir` and
+:func:`resume_to_dir` hand it over whole (imported only then), so nothing here plays it.
+
 A model failure that retries cannot fix (a bad key, an unknown model, retries exhausted)
 stops the run cleanly: everything written so far stays, the summary records where and why
 it stopped, and the caller gets a ``RunStopped``; ``econbench resume`` continues it later.
@@ -67,7 +71,7 @@ from econbench.runs.checkpoint import (
     write_progress,
 )
 from econbench.runs.coffee.agents import firm_policies, recorded_config, validate_agents
-from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.config import DEFAULT_CONDITION, PAPER_CONDITION, RunConfig
 from econbench.runs.diff import config_diff
 from econbench.runs.layout import (
     CHECKPOINT,
@@ -135,8 +139,22 @@ def run_to_dir(
     ``provider_wrap`` replaces the default wrap of model providers (record every call into
     ``record.sqlite``, plus the response cache at ``cache`` when given). ``policies`` play
     their firms instead of what the config names; the run records them as custom
-    (``custom:<qualified name>``).
+    (``custom:<qualified name>``). A ``paper`` config is played by
+    ``econbench.runs.coffee.paper_run.run_paper_to_dir`` with the same arguments.
     """
+    if config.condition == PAPER_CONDITION:
+        from econbench.runs.coffee import paper_run
+
+        return paper_run.run_paper_to_dir(
+            config,
+            Path(out),
+            overwrite=overwrite,
+            on_day=on_day,
+            policies=policies,
+            provider_wrap=provider_wrap,
+            label=label,
+            cache=cache,
+        )
     given = dict(policies or {})
     validate_agents(config, given)
     config = recorded_config(config, given)
@@ -232,9 +250,25 @@ def resume_to_dir(
     ``config`` (default: the run's own ``config.json``) may differ from the one the run was
     playing only with ``force``; the refusal lists every changed field. A firm the run
     records as custom needs its policy object in ``policies`` (of the same qualified name,
-    unless ``force``); without it the resume is refused.
+    unless ``force``); without it the resume is refused. A run of condition ``paper`` is
+    continued by ``econbench.runs.coffee.paper_run.resume_paper_to_dir`` with the same
+    arguments; a resume never changes a run's condition.
     """
     out = Path(out)
+    condition = _resume_condition(out, config)
+    if condition == PAPER_CONDITION:
+        from econbench.runs.coffee import paper_run
+
+        return paper_run.resume_paper_to_dir(
+            out,
+            config=config,
+            force=force,
+            on_day=on_day,
+            provider_wrap=provider_wrap,
+            cache=cache,
+            check_keys=check_keys,
+            policies=policies,
+        )
     lock = RunLock(out)
     try:
         lock.acquire()
@@ -314,6 +348,26 @@ def _resume_locked(
     except OSError as exc:
         raise RunStopped(storage_stop(out, exc)) from exc
     return _play(config, out, point, on_day, given, provider_wrap, cache)
+
+
+def _resume_condition(out: Path, config: RunConfig | None) -> str:
+    """The condition a resume of ``out`` plays: the run's own (its ``config.json``; a run
+    without the field is ``hardened``). A ``config`` of another condition is refused, even
+    with ``force``: the two conditions' checkpoints and logs have nothing in common. An
+    unreadable ``config.json`` reads as ``hardened``, whose resume says what is wrong."""
+    try:
+        saved = json.loads((out / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        saved = None
+    own = DEFAULT_CONDITION
+    if isinstance(saved, dict) and saved.get("condition"):
+        own = str(saved["condition"])
+    if config is not None and config.condition != own:
+        raise ResumeError(
+            f"{out} is a run of condition '{own}'; it cannot be resumed as condition "
+            f"'{config.condition}' (start a new run for that)"
+        )
+    return own
 
 
 def _with_custom(out: Path, requested: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
