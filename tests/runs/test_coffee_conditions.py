@@ -147,6 +147,21 @@ def test_an_unknown_condition_is_one_line_with_a_suggestion(tmp_path: Path) -> N
         ({"agents": {"default": "negotiating"}}, "'agents.default': 'negotiating' is refused"),
         ({"agents": {"retailer_A": "heuristic"}}, "plays roaster_A or roaster_B only"),
         ({"agents": {"default": "heuristic"}}, "plays roaster_A or roaster_B only"),
+        ({"agents": {"roaster_A": "hf/some-model"}}, "no model class for provider 'hf'"),
+        (
+            {
+                "agents": {"roaster_A": "openai/gpt-5.5"},
+                "models": {"openai/gpt-5.5": {"temperature": 0.7, "max_tokens": 100}},
+            },
+            "temperature, max_tokens are refused",
+        ),
+        (
+            {
+                "agents": {"roaster_A": "anthropic/claude-haiku-4-5"},
+                "models": {"anthropic/claude-haiku-4-5": {"compaction_threshold": 0.5}},
+            },
+            "compaction_threshold is refused",
+        ),
     ],
 )
 def test_paper_refuses_what_the_reference_fixes(raw: dict[str, Any], expected: str) -> None:
@@ -414,3 +429,25 @@ def test_the_written_report_shows_both_conditions_and_the_papers_table(
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "The paper&#x27;s Table 2" in page or "The paper's Table 2" in page
     assert "same [paper]" in (out / "table2.md").read_text(encoding="utf-8")
+
+
+def test_paper_keeps_how_a_model_is_reached_and_a_saved_config_reloads(tmp_path: Path) -> None:
+    """base_url, keys, timeouts, retries and concurrency are infrastructure, not protocol; and
+    the config.json a paper run writes (every setting written out) validates again."""
+    config = config_from_tables(
+        {
+            "run": {"condition": "paper"},
+            "agents": {"roaster_A": "openai/gpt-5.5"},
+            "models": {
+                "openai/gpt-5.5": {
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "api_key_env": "MY_KEY",
+                    "timeout_s": 60.0,
+                    "max_retries": 2,
+                    "max_concurrency": 2,
+                }
+            },
+        }
+    )
+    saved = json.loads(json.dumps(config.model_dump(mode="json", by_alias=True)))
+    assert RunConfig.model_validate(saved) == config

@@ -72,6 +72,15 @@ class Site:
         return layout.read_jsonl(self.root / rel / layout.EVENTS)
 
 
+def paper_run(out: Path) -> None:
+    """A run of condition ``paper``: the reference's economy, its heuristic roaster_A."""
+    from econbench.runs.coffee.config import RunConfig
+    from econbench.runs.coffee.run import run_to_dir
+
+    config = {"days": 2, "condition": "paper", "agents": {"roaster_A": "heuristic"}}
+    run_to_dir(RunConfig.model_validate(config), out)
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("viewer-site")
@@ -79,6 +88,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     allo_cell(root / "allo", episodes=2)
     allo_cell(root / "r3", framing="r3", episodes=1)
     compacting_run(root / "compacting")
+    paper_run(root / "paper")
     shutil.copytree(root / "coffee", root / "live")
     held = hold_back_last_day(root / "live")
     lock = RunLock(root / "live")
@@ -130,7 +140,7 @@ def page(browser: Browser) -> Iterator[Page]:
 
 def test_the_run_list_shows_every_run_with_its_status(page: Page, site: Site) -> None:
     page.goto(site.url)
-    expect(page.locator("#run-list li")).to_have_count(5)
+    expect(page.locator("#run-list li")).to_have_count(6)
     for rel, status in (("coffee", "completed"), ("allo", "completed"), ("live", "running")):
         item = page.locator(f'#run-list li[data-id="{run_id(rel)}"]')
         expect(item.locator(".badge")).to_have_text(status)
@@ -173,6 +183,22 @@ def test_a_transcript_shows_model_text_literally_and_runs_none_of_it(
     assert page.locator("img").count() == 0
     assert page.locator("#main script").count() == 0
     assert page.evaluate("window.__pwned") is None
+
+
+def test_a_paper_runs_turns_show_as_tool_calls(page: Page, site: Site) -> None:
+    """A ``paper`` run logs the reference's ``agent_step``; the page shows each as the call it
+    made, with its result."""
+    site.open(page, "paper")
+    page.click('.tabs button[data-tab="transcript"]')
+    page.click('#day-list .day-chip[data-day="0"]')
+    page.click('#transcript-firms .chip[data-firm="roaster_A"]')
+    calls = page.locator("#transcript .entry.tool_call")
+    expect(calls.first).to_contain_text("view_trial_balance")
+    steps = [e for e in site.events("paper") if e["type"] == "agent_step" and e["day"] == 0]
+    mine = [e for e in steps if e["firm"] == "roaster_A"]
+    expect(calls).to_have_count(len(mine))
+    page.click('.tabs button[data-tab="timeline"]')
+    expect(page.locator("#timeline .ev-tool_call")).to_have_count(len(steps))
 
 
 def test_the_deals_table_lists_every_deal(page: Page, site: Site) -> None:
@@ -339,7 +365,7 @@ def test_the_runs_table_sorts_and_filters(page: Page, site: Site) -> None:
     page.goto(f"{site.url}?poll=150")
     page.click("#show-table")
     coffee = page.locator('table.runs-table[data-benchmark="coffee"] tr[data-id]')
-    expect(coffee).to_have_count(3)
+    expect(coffee).to_have_count(4)  # with the paper run, left out of the order below
     income = {
         rel: json.loads((site.root / rel / layout.SUMMARY).read_text())["firms"]["roaster_A"][
             "net_income"
@@ -360,7 +386,7 @@ def test_the_runs_table_sorts_and_filters(page: Page, site: Site) -> None:
     page.click('table.runs-table[data-benchmark="coffee"] th[data-col="roaster_A"]')
     assert shown() == wanted[::-1]
     expect(page.locator('table.runs-table[data-benchmark="allo"] tr[data-id]')).to_have_count(2)
-    rels = ("coffee", "compacting", "live", "allo", "r3")
+    rels = ("coffee", "compacting", "live", "allo", "r3", "paper")
     done = sum((site.root / rel / layout.SUMMARY).exists() for rel in rels)  # live may be
     page.select_option("#rt-status", "completed")
     expect(page.locator("table.runs-table tr[data-id]")).to_have_count(done)
@@ -420,7 +446,7 @@ def test_a_static_bundle_shows_the_runs_without_the_server(
     try:
         url = f"http://127.0.0.1:{static.server_address[1]}/"
         page.goto(f"{url}#run={run_id('coffee')}&tab=transcript&day=0&firm=roaster_A")
-        expect(page.locator("#run-list li")).to_have_count(5)
+        expect(page.locator("#run-list li")).to_have_count(6)
         first = page.locator("#transcript .entry.model_call").first
         open_prompt(first)
         expect(first.locator("details.prompt > .msg.role-system")).to_contain_text("You are")

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_serializer, model_validator
 
-from econbench.agents.models.settings import ModelSettings
+from econbench.agents.models.settings import COFFEE_PAPER_STYLE_PROVIDERS, ModelSettings
 from econbench.coffee.config import (
     DEFAULT_BACKGROUND,
     FIRMS,
@@ -59,6 +59,29 @@ PAPER_SCRIPTED: dict[str, tuple[str, ...]] = {
 }
 """The scripted players a ``paper`` run allows, and the roles that may play them: the
 reference's ``PassiveModel`` (any firm) and ``HeuristicRoasterModel`` (a roaster)."""
+PAPER_FIXED_SETTINGS = (
+    "temperature",
+    "max_tokens",
+    "reasoning_effort",
+    "thinking_budget",
+    "api",
+    "context_window",
+    "compaction_threshold",
+    "request_style",
+    "compat",
+    "tool_choice",
+    "tool_call_content",
+    "max_tokens_field",
+    "parallel_tool_calls",
+    "strict_tools",
+    "adapter",
+    "device",
+    "dtype",
+    "top_p",
+    "seed",
+)
+"""Model settings a ``paper`` run refuses: the reference's requests fix them (a thinking
+variant is named as the reference names it, ``…-thinking``)."""
 PAPER_BACKGROUND = "passive"
 """What plays, under ``paper``, a firm left at the offline default background
 (``bargaining``, which the reference has no counterpart of)."""
@@ -157,7 +180,20 @@ def _paper_refusals(config: RunConfig) -> list[tuple[tuple[str, ...], Any, str]]
 
     refused: list[tuple[tuple[str, ...], Any, str]] = []
     for key, name in config.agents.items():
-        if is_model(name) or is_custom(name):
+        if is_custom(name):
+            continue
+        if is_model(name):
+            provider = name.partition("/")[0]
+            if provider not in COFFEE_PAPER_STYLE_PROVIDERS:
+                refused.append(
+                    (
+                        ("agents", key),
+                        name,
+                        f"the reference has no model class for provider '{provider}', so "
+                        "condition 'paper' cannot send what it sends (providers: "
+                        f"{', '.join(COFFEE_PAPER_STYLE_PROVIDERS)})",
+                    )
+                )
             continue
         roles = PAPER_SCRIPTED.get(name)
         if roles is None:
@@ -188,6 +224,25 @@ def _paper_refusals(config: RunConfig) -> list[tuple[tuple[str, ...], Any, str]]
                 "implementation's prompts are fixed",
             )
         )
+    for name, settings in config.models.items():
+        fixed = [
+            field
+            for field in PAPER_FIXED_SETTINGS
+            if getattr(settings, field) != ModelSettings.model_fields[field].default
+            and not (field == "request_style" and settings.request_style == "coffee_paper")
+        ]
+        if fixed:
+            refused.append(
+                (
+                    ("models", name),
+                    {field: getattr(settings, field) for field in fixed},
+                    f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} refused under "
+                    "condition 'paper': the reference fixes its requests (temperature 0, 4,096 "
+                    "output tokens, its reasoning effort, its compaction); set only where and "
+                    "how a model is reached (base_url, api_key_env, timeout_s, retries, "
+                    "concurrency)",
+                )
+            )
     default = EconomyConfig().model_dump(mode="json")
     changed = {
         k: v for k, v in config.economy.model_dump(mode="json").items() if default.get(k) != v

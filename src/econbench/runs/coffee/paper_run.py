@@ -110,6 +110,8 @@ def reference_actor(
     if wrap is not None:
         provider = wrap(provider, firm_id)
     retries = settings.retry_policy()
+    default_timeout = type(settings).model_fields["timeout_s"].default
+    timeout = {"timeout_s": settings.timeout_s} if settings.timeout_s != default_timeout else {}
     return ReferenceAgent(
         provider,
         system_prompt=system_prompt(firm_id, max_days=config.days),
@@ -119,6 +121,7 @@ def reference_actor(
         max_attempts=retries.max_attempts,
         retry_options=retries.options(),
         seed=zlib.crc32(f"{config.seed}:{firm_id}".encode()),
+        **timeout,  # the reference's clients wait 300 s unless the config says otherwise
     )
 
 

@@ -24,7 +24,9 @@ from econbench.runs.viewer.tail import JsonlTail, Line, is_line_start, read_from
 MODEL_TYPES = frozenset(
     {catalogue.ModelCall.TYPE, catalogue.ModelRetry.TYPE, catalogue.Compaction.TYPE}
 )
-ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCall.TYPE}
+PAPER_STEP = "agent_step"
+"""A ``paper`` run's applied turn (the reference's event; the page shows it as a tool call)."""
+ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCall.TYPE, PAPER_STEP}
 CALL_TYPES = frozenset({catalogue.ModelCall.TYPE, catalogue.Compaction.TYPE})
 """Events that each stand for one recorded model call (``record.sqlite``)."""
 END_TYPES = frozenset({catalogue.RunEnd.TYPE, catalogue.RunStopped.TYPE})

@@ -122,7 +122,14 @@
     return out;
   }
 
+  // A `paper` run logs the reference's `agent_step` (one applied turn): shown as a tool call.
+  function asToolCall(ev) {
+    if (ev.type !== "agent_step") return ev;
+    return { ...ev, type: "tool_call", tool: ev.action, arguments: ev.action_input, result: ev.observation };
+  }
+
   function kindOf(ev) {
+    ev = asToolCall(ev);
     if (ev.type === "tool_call") return "tool";
     if (ev.type === "model_call" || ev.type === "model_retry" || ev.type === "compaction") return "model";
     if (ev.type === "message") return "message";
@@ -740,6 +747,7 @@
   }
 
   function eventRow(ev) {
+    ev = asToolCall(ev);
     const who = parties(ev);
     const failed = ev.type === "tool_call" && ev.result && ev.result.status === "error";
     const row = el(
@@ -951,6 +959,7 @@
   }
 
   function transcriptEntry(ev, firm) {
+    ev = asToolCall(ev);
     const card = el("div", { class: `entry ${ev.type}`, data: { seq: ev.seq, type: ev.type } });
     const head = el("div", { class: "entry-head" }, `${ev.time} · `, el("b", { text: ev.type.replace("_", " ") }));
     card.append(head);
