@@ -1,6 +1,7 @@
 # Two entry points do all set-up: `make run` (offline CoffeeBench) and `make test`.
 # `make run` installs the package with its base dependencies only (no torch: the offline
-# economy needs none of the training stack); `make test` adds the dev and train extras.
+# economy needs none of the training stack); `make test` adds the dev, train and docs extras
+# (the suite builds the documentation site with `mkdocs build --strict`).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ BASE_STAMP := $(VENV)/.installed-base
 TEST_STAMP := $(VENV)/.installed-test
 PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
-.PHONY: run test lint install install-test clean
+.PHONY: run test lint docs install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +20,7 @@ $(BASE_STAMP): pyproject.toml | $(BIN)/python
 	touch $(BASE_STAMP)
 
 $(TEST_STAMP): $(BASE_STAMP)
-	$(PIP) -e '.[dev,train]'
+	$(PIP) -e '.[dev,train,docs]'
 	touch $(TEST_STAMP)
 
 install: $(BASE_STAMP)
@@ -35,8 +36,12 @@ test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n 2
 
+# The documentation site, built strictly into site/ (tests/test_docs.py builds it in CI).
+docs: $(TEST_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs site

@@ -1,5 +1,5 @@
-"""What the no-gaming rules change in ordinary runs, seeds 0-2, 90 days (README, "A score
-that cannot be gamed" and "Offline scores"):
+"""What the no-gaming rules change in ordinary runs, seeds 0-2, 90 days (docs/coffeebench.md,
+"A score that cannot be gamed" and "Offline scores and the paper's scale"):
 
 - the heuristic roaster_A's closing write-down and net income under the default background;
 - kg spoiled in transit in those runs;

@@ -89,7 +89,7 @@ def example_code() -> str:
 def test_the_documented_example_runs(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     code = example_code()
-    assert len(code.strip().splitlines()) <= 25, "the README example stays notebook-sized"
+    assert len(code.strip().splitlines()) <= 25, "the documented example stays notebook-sized"
     exec(compile(code, str(DOC), "exec"), {"__name__": "__main__"})
     shown = capsys.readouterr().out
     assert "roaster_A earned $" in shown and "custom:__main__.keep_everything" in shown

@@ -60,11 +60,11 @@ def test_a_scripted_coffee_run_loads_no_allobench_gymnasium_or_sdk(tmp_path: Pat
     assert "rich.progress" not in loaded  # --quiet shows no bar
 
 
-def test_allobench_registers_its_envs_without_importing_gymnasium(tmp_path: Path) -> None:
+def test_allobench_registers_its_envs_and_loads_them_on_make(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "import econbench.allo\n"
-        "assert 'gymnasium' not in sys.modules\n"
+        "assert 'econbench.allo.gym_env' not in sys.modules\n"
         "import gymnasium\n"
         "env = gymnasium.make('AlloBench-R0-v0', cost=3.0)\n"
         "obs, info = env.reset(seed=2000)\n"

@@ -1,10 +1,10 @@
 """What an all-scripted ``coffee run`` and ``econbench --help`` leave out of ``sys.modules``.
 
-A scripted run needs the economy, its policies and the run directory's writers; the model
-side (registry, providers, prices, retries, ``.env``), Rich under ``--quiet`` and ``tomllib``
-without ``--config`` are imported only where they are used. Each check runs the CLI's
-``main`` in a fresh interpreter and reads ``sys.modules`` at its end, so an import that
-creeps back onto the path fails here (these are not timings).
+A scripted run needs the economy (numpy for its seeded draws), its policies and the run
+directory's writers; the model side (registry, providers, prices, retries, ``.env``), Rich
+under ``--quiet`` and ``tomllib`` without ``--config`` are imported only where they are used.
+Each check runs the CLI's ``main`` in a fresh interpreter and reads ``sys.modules`` at its
+end, so an import that creeps back onto the path fails here (these are not timings).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ NOT_FOR_A_QUIET_SCRIPTED_RUN = [
     "rich",  # --quiet prints one line with typer.echo
     "tomllib",  # no --config file
     "econbench.coffee.headroom",  # the headroom command's
-    "numpy",  # the economy's seeded draws are coffee.draws, numpy's streams in plain Python
     "asyncio",  # only model-played firms run concurrently
     "econbench.agents.react",  # scripted firms' zero usage comes from agents.stats
     "econbench.allo",

@@ -1,32 +1,31 @@
 """One contract every HTTP provider keeps, checked against each fake server via the real SDK.
 
-Each case runs for OpenAI Chat Completions and Responses (one fake OpenAI server speaks
-both), Anthropic Messages and Gemini. What a single API does differently (request shapes,
-prompt-cache breakpoints, thought signatures, its own environment variables) stays in that
-provider's test file; what every provider must do the same way is here, once:
-a text reply, a tool call answered and continued, usage with cached tokens, a 429 whose
-Retry-After the retry layer honours, 5xx retried (``Retry-After-Ms`` included), timeouts
-and dropped connections retried, client errors fatal at once and without a trace of the
-key (masked echoes included), a context overflow classified as such, and stop reasons
-normalised while the provider's own word is kept.
+Each case runs for every provider class a record of ``econbench.agents.models.providers``
+names (OpenAI Responses and Chat Completions, the latter shared with OpenAI-compatible servers,
+Anthropic Messages and Gemini), against the fake server ``tests.fakes.providers.FAKES`` names
+for the provider (one fake OpenAI server speaks both OpenAI APIs). What a single API does
+differently (request shapes, prompt-cache breakpoints, thought signatures, its own environment
+variables) stays in that provider's test file; what every provider must do the same way is
+here, once: a text reply, a tool call answered and continued, usage with cached tokens, a 429
+whose Retry-After the retry layer honours, 5xx retried (``Retry-After-Ms`` included), timeouts
+and dropped connections retried, client errors fatal at once and without a trace of the key
+(masked echoes included), a context overflow classified as such, and stop reasons normalised
+while the provider's own word is kept.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.common import FakeServer, Fault
-from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.harness import ProviderHarness, shop_brain
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.providers import FAKES
 
-from econbench.agents.models.anthropic_provider import AnthropicProvider
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -35,8 +34,7 @@ from econbench.agents.models.base import (
     ModelOutput,
     ModelProvider,
 )
-from econbench.agents.models.gemini_provider import GeminiProvider
-from econbench.agents.models.openai_provider import OpenAIChatProvider, OpenAIResponsesProvider
+from econbench.agents.models.providers import PROVIDERS, ProviderInfo
 from econbench.agents.models.retry import RetryEvent, call_with_retries
 from econbench.agents.tools import Toolkit, ToolSpec, tool
 
@@ -64,51 +62,50 @@ TOOLS: list[ToolSpec] = Shop().specs()
 
 @dataclass(frozen=True)
 class Backend:
-    """One provider and the fake server that speaks its wire protocol."""
+    """One provider class and the fake server that speaks its wire protocol."""
 
     id: str
     server: type[FakeServer]
     key: str
     make: Callable[[Any, str], ModelProvider]
     model: str
-    raw_stops: dict[str, str]
+    raw_stops: Mapping[str, str]
     """The provider's own stop word for: text, tool (a tool call), truncated, filtered."""
+    info: ProviderInfo
+    """The record of the (first) provider that names the class."""
 
 
-BACKENDS = [
-    Backend(
-        "openai-chat",
-        FakeOpenAIServer,
-        "sk-proj-CHAT0123456789abcdefghQ7zX",
-        lambda s, key: OpenAIChatProvider("fake-model", api_key=key, base_url=s.base_url),
-        "fake-model",
-        {"text": "stop", "tool": "tool_calls", "truncated": "length", "filtered": "content_filter"},
-    ),
-    Backend(
-        "openai-responses",
-        FakeOpenAIServer,
-        "sk-proj-RESP0123456789abcdefghQ7zX",
-        lambda s, key: OpenAIResponsesProvider("fake-model", api_key=key, base_url=s.base_url),
-        "fake-model",
-        {"text": "stop", "tool": "tool_calls", "truncated": "length", "filtered": "content_filter"},
-    ),
-    Backend(
-        "anthropic",
-        FakeAnthropicServer,
-        "sk-ant-api03-ANTH0123456789abcdefQ7zX",
-        lambda s, key: AnthropicProvider("claude-sonnet-4-6", api_key=key, base_url=s.root_url),
-        "claude-sonnet-4-6",
-        {"text": "end_turn", "tool": "tool_use", "truncated": "max_tokens", "filtered": "refusal"},
-    ),
-    Backend(
-        "gemini",
-        FakeGeminiServer,
-        "AIzaSyGEMI0123456789abcdefghijklmnoQ7zX",
-        lambda s, key: GeminiProvider("gemini-3.1-pro", api_key=key, base_url=s.root_url),
-        "gemini-3.1-pro",
-        {"text": "stop", "tool": "stop", "truncated": "max_tokens", "filtered": "safety"},
-    ),
-]
+def backends() -> list[Backend]:
+    """One backend per provider class the records name (a class two providers share, such as
+    OpenAI's Chat Completions one, once), each built from its record's class."""
+    found: list[Backend] = []
+    seen: set[str] = set()
+    for info in PROVIDERS:
+        fake = FAKES.get(info.name)
+        if info.local or fake is None:  # the test below names a missing fake
+            continue
+        for api, target in info.factories:
+            if target in seen:
+                continue
+            seen.add(target)
+            cls = info.provider_class(api)
+
+            def make(server: Any, key: str, cls: Any = cls, fake: Any = fake) -> ModelProvider:
+                return cls(fake.model, api_key=key, base_url=fake.url(server))
+
+            # the wire's name: openai-responses, openai-chat, anthropic, google
+            label = f"{info.name}-{api}" if len(info.factories) > 1 else info.name
+            found.append(
+                Backend(label, fake.server, fake.key, make, fake.model, fake.raw_stops, info)
+            )
+    return found
+
+
+BACKENDS = backends()
+
+
+def test_every_provider_reached_over_http_has_a_fake() -> None:
+    assert {info.name for info in PROVIDERS if not info.local} <= set(FAKES)
 
 
 @dataclass

@@ -104,7 +104,7 @@ USAGE_AS_TEXT = {
     "openai-chat": {"prompt_tokens": "lots", "completion_tokens": "12"},
     "openai-responses": {"input_tokens": "lots", "output_tokens": "12"},
     "anthropic": {"input_tokens": "lots", "output_tokens": "12"},
-    "gemini": {"promptTokenCount": "lots", "candidatesTokenCount": "12"},
+    "google": {"promptTokenCount": "lots", "candidatesTokenCount": "12"},
 }
 
 
@@ -133,7 +133,7 @@ UNREADABLE = [
             "openai-chat": {"id": "chatcmpl_1", "choices": []},
             "openai-responses": {"id": "resp_1", "status": "completed", "output": None},
             "anthropic": {"id": "msg_1", "type": "message", "content": None},
-            "gemini": {"candidates": []},
+            "google": {"candidates": []},
         },
         "unreadable",
     ),
@@ -143,7 +143,7 @@ UNREADABLE = [
             "openai-chat": {"choices": {"0": {}}},
             "openai-responses": {"status": "completed", "output": {"0": {}}},
             "anthropic": {"type": "message", "content": {"0": {}}},
-            "gemini": {"candidates": {"0": {}}},
+            "google": {"candidates": {"0": {}}},
         },
         "unreadable",
     ),
@@ -159,7 +159,7 @@ UNREADABLE = [
                 "type": "error",
                 "error": {"type": "overloaded_error", "message": "upstream overloaded"},
             },
-            "gemini": {"error": {"code": 503, "message": "upstream overloaded"}},
+            "google": {"error": {"code": 503, "message": "upstream overloaded"}},
         },
         "transient",
     ),
@@ -175,7 +175,7 @@ UNREADABLE = [
                 "type": "error",
                 "error": {"type": "not_found_error", "message": "no such model"},
             },
-            "gemini": {"error": {"code": 404, "message": "no such model"}},
+            "google": {"error": {"code": 404, "message": "no such model"}},
         },
         "fatal",
     ),
@@ -376,7 +376,7 @@ def _collect(events: list[tuple[str, dict[str, Any]]]) -> Any:
 
 # --------------------------------------------------------------------------- Gemini hops
 def test_a_gemini_reply_cut_at_the_per_request_limit_is_continued() -> None:
-    backend = BY_ID["gemini"]
+    backend = BY_ID["google"]
     harness = ProviderHarness(lambda server: backend.make(server, backend.key), TOOLS)
     with FakeGeminiServer(shop_brain) as server:
         try:
@@ -503,11 +503,10 @@ def test_a_base_url_variable_that_does_not_parse_is_one_configuration_error(
         assert var in message and "\n" not in message and "http(s) URL" in message
 
 
-@pytest.mark.parametrize(("backend", "var"), [
-    ("openai-chat", "OPENAI_BASE_URL"),
-    ("anthropic", "ANTHROPIC_BASE_URL"),
-    ("gemini", "GOOGLE_GEMINI_BASE_URL"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("backend", "var"),
+    [(b.id, b.info.base_url_env) for b in BACKENDS if b.info.base_url_env],
+)
 def test_a_provider_built_directly_checks_the_variable_its_sdk_reads(
     monkeypatch: pytest.MonkeyPatch, backend: str, var: str
 ) -> None:

@@ -1,4 +1,7 @@
-"""Model names, settings, keys from the environment and .env, base URLs, the factory, secrets."""
+"""Model names, settings, keys from the environment and .env, base URLs, the factory, secrets.
+
+Tests that hold for every provider loop over the records (``providers.PROVIDERS``), so a new
+provider is checked here without an edit; the explicit cases pin today's texts and defaults."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import ValidationError
 
-import econbench.agents.models as models_pkg
+from econbench.agents.models import providers
 from econbench.agents.models.base import (
     ChatMessage,
     FatalModelError,
@@ -22,7 +25,9 @@ from econbench.agents.models.base import (
     Usage,
 )
 from econbench.agents.models.pricing import Price, clear_registered_prices, register_price
+from econbench.agents.models.providers import PROVIDERS
 from econbench.agents.models.registry import (
+    VALID_FORMS,
     MissingKeyError,
     ModelConfigError,
     ModelSettings,
@@ -42,15 +47,11 @@ from econbench.agents.models.scripted import ScriptedModel, text_output
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 ENV_VARS = [
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_BASE_URL",
-    "GOOGLE_GEMINI_BASE_URL",
+    *(var for info in PROVIDERS for var in info.key_env),
+    *(info.base_url_env for info in PROVIDERS if info.base_url_env),
     "MOONSHOT_API_KEY",
 ]
+REMOTE = [info for info in PROVIDERS if not info.local]
 
 
 @pytest.fixture(autouse=True)
@@ -340,30 +341,21 @@ class Recorder(ModelProvider):
 
 @pytest.fixture
 def fake_providers(monkeypatch):
-    """Replace the three provider modules by fakes (their real code is tested elsewhere)."""
-    classes = {
-        name: type(name, (Recorder,), {})
-        for name in (
-            "OpenAIChatProvider",
-            "OpenAIResponsesProvider",
-            "AnthropicProvider",
-            "GeminiProvider",
-        )
-    }
-    modules = {
-        "openai_provider": {
-            "OpenAIChatProvider": classes["OpenAIChatProvider"],
-            "OpenAIResponsesProvider": classes["OpenAIResponsesProvider"],
-            "DEFAULT_OPENAI_API": "responses",
-        },
-        "anthropic_provider": {"AnthropicProvider": classes["AnthropicProvider"]},
-        "gemini_provider": {"GeminiProvider": classes["GeminiProvider"]},
-    }
-    for short, attrs in modules.items():
-        module = types.ModuleType(f"econbench.agents.models.{short}")
-        module.__dict__.update(attrs)
+    """Replace the module of every class a remote provider's record names by a fake one
+    holding a ``Recorder`` subclass of that name (their real code is tested elsewhere)."""
+    classes: dict[str, type[Recorder]] = {}
+    modules: dict[str, types.ModuleType] = {}
+    for info in REMOTE:
+        for _, target in info.factories:
+            module_name, _, class_name = target.partition(":")
+            module = modules.setdefault(module_name, types.ModuleType(module_name))
+            if class_name not in classes:
+                classes[class_name] = type(class_name, (Recorder,), {})
+            setattr(module, class_name, classes[class_name])
+    for module in modules.values():
         monkeypatch.setitem(sys.modules, module.__name__, module)
-        monkeypatch.setattr(models_pkg, short, module, raising=False)
+        parent, _, short = module.__name__.rpartition(".")
+        monkeypatch.setattr(importlib.import_module(parent), short, module, raising=False)
     Recorder.built = []
     return classes
 
@@ -489,29 +481,25 @@ def test_a_registered_scripted_instance_is_returned_and_priced():
 # ------------------------------------------------------------------------ real providers
 
 
-@pytest.mark.parametrize(
-    ("name", "module", "cls"),
-    [
-        ("openai/gpt-5.5", "openai_provider", "OpenAIResponsesProvider"),
-        ("openai-compatible/my-model", "openai_provider", "OpenAIChatProvider"),
-        ("anthropic/claude-sonnet-4-6", "anthropic_provider", "AnthropicProvider"),
-        ("google/gemini-3.1-pro", "gemini_provider", "GeminiProvider"),
-    ],
-)
-def test_real_providers_construct_without_network(monkeypatch, name, module, cls):
-    try:
-        mod = importlib.import_module(f"econbench.agents.models.{module}")
-    except ImportError:
-        pytest.skip(f"{module} is not written yet")
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
-        monkeypatch.setenv(var, SECRET)
+@pytest.mark.parametrize("info", REMOTE, ids=lambda info: info.name)
+def test_real_providers_construct_without_network(monkeypatch, info):
+    for other in REMOTE:
+        for var in other.key_env:
+            monkeypatch.setenv(var, SECRET)
+    name = f"{info.name}/my-model"
     settings = ModelSettings(base_url="http://127.0.0.1:9/v1", context_window=123_456)
     p = build_provider(name, settings)
-    assert type(p.inner) is getattr(mod, cls)
+    assert type(p.inner) is info.provider_class()
     assert p.inner.name == name
     assert p.context_window == 123_456
     for text in (repr(p), str(p), repr(p.inner), str(p.inner)):
         assert SECRET not in text
+
+
+def test_the_default_openai_api_is_the_provider_modules():
+    from econbench.agents.models.openai_provider import DEFAULT_OPENAI_API
+
+    assert providers.get("openai").apis[0] == DEFAULT_OPENAI_API
 
 
 def test_make_limiter_takes_each_providers_smallest_limit():
@@ -550,3 +538,58 @@ def test_make_limiter_takes_each_providers_smallest_limit():
 def test_model_settings_numbers_have_finite_ranges(field: str, value: float) -> None:
     with pytest.raises(ValidationError):
         ModelSettings(**{field: value})
+
+
+# ------------------------------------------------------------------------ every record
+
+
+@pytest.mark.parametrize("info", PROVIDERS, ids=lambda info: info.name)
+def test_every_provider_parses_and_is_a_valid_form(info):
+    assert parse_model_name(f"{info.name}/some/model") == (info.name, "some/model")
+    assert f"{info.form} ({info.example})" in VALID_FORMS
+    with pytest.raises(ModelConfigError) as error:
+        parse_model_name(f"{info.name}x/model")
+    assert f"(did you mean '{info.name}'?)" in str(error.value)
+    for prefix in info.name_prefixes:
+        with pytest.raises(ModelConfigError, match=f"Did you mean {info.name}/{prefix}-9"):
+            parse_model_name(f"{prefix}-9")
+
+
+@pytest.mark.parametrize("info", REMOTE, ids=lambda info: info.name)
+def test_every_remote_provider_needs_its_key_and_url(monkeypatch, info):
+    name = f"{info.name}/m"
+    wanted = list(info.key_env) if info.key_required else []
+    if info.base_url_required:
+        wanted.append(info.base_url_env)
+    if wanted:
+        with pytest.raises(MissingKeyError) as error:
+            check_keys([name])
+        assert error.value.variables == wanted
+        assert " or ".join(info.key_env) in str(error.value)
+    for var in info.key_env[:1]:
+        monkeypatch.setenv(var, "k-env")
+    if info.base_url_env:
+        monkeypatch.setenv(info.base_url_env, "http://127.0.0.1:8000/v1")
+        assert resolve_base_url(name) == "http://127.0.0.1:8000/v1"
+    check_keys([name])
+    assert resolve_api_key(name) == ("k-env" if info.key_required else "EMPTY")
+
+
+def test_every_key_and_url_variable_is_cleared_by_the_network_guard():
+    from tests.fakes.network import PROVIDER_ENV
+
+    assert set(ENV_VARS) <= set(PROVIDER_ENV)
+
+
+@pytest.mark.parametrize(
+    ("module", "command", "option"),
+    [("econbench.runs.coffee.cli", "run", "agent"), ("econbench.runs.allo.cli", "run", "policy")],
+)
+def test_the_command_line_lists_every_model_form(module, command, option):
+    import typer
+
+    app = importlib.import_module(module).app
+    cli = typer.main.get_command(app)
+    [param] = [p for p in cli.commands[command].params if p.name == option]
+    assert all(info.form in param.help for info in PROVIDERS)
+    assert providers.help_forms() in param.help

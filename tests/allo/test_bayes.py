@@ -204,7 +204,7 @@ def test_charge_too_high_means_never_build() -> None:
 
 def test_bayes_on_default_config_against_posterior_and_wait() -> None:
     # At T = 60 the tuned posterior:0.88 is close to optimal: over 3,000 seeds the capped
-    # bayes leads it by 0.02 ± 0.04 utility (README), so 300 seeds cannot order the two;
+    # bayes leads it by 0.02 ± 0.04 utility (docs/allobench.md), so 300 seeds cannot order the two;
     # the paired difference must stay within sampling noise, and wait:2 must be beaten.
     streams = generate_streams(range(300))
     util = {

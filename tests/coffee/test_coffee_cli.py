@@ -381,15 +381,16 @@ def test_a_missing_key_stops_a_model_run_before_it_starts(tmp_path, monkeypatch)
     assert not (tmp_path / "r").exists()
 
 
-def test_the_readme_config_examples_load(tmp_path) -> None:
+def test_the_documented_config_examples_load(tmp_path) -> None:
     import re
     import shutil
 
     from econbench.runs.experiment import load_plan
 
     repo = Path(__file__).parents[2]
-    readme = (repo / "README.md").read_text()
-    blocks = re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
+    pages = ("configuration.md", "models.md")  # run configs, experiment files, model settings
+    text = "\n".join((repo / "docs" / page).read_text() for page in pages)
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.DOTALL)
     assert len(blocks) >= 3
     shutil.copytree(repo / "configs" / "coffee", tmp_path / "coffee")  # experiments' bases
     (tmp_path / "experiments").mkdir()

@@ -1,6 +1,6 @@
 """Each event definition behaves as the plain ``dataclass(slots=True, kw_only=True)`` it
-describes: the same repr, equality, hashing and pattern-matching arguments, whichever way the
-catalogue builds those methods."""
+describes: the same repr, equality, hashing and pattern-matching arguments, and a payload
+that lists its fields in order, leaving out the absent ones."""
 
 from __future__ import annotations
 
@@ -50,3 +50,13 @@ def test_an_optional_field_left_out_reads_absent() -> None:
     required = {f.name: 1 for f in fields(cls) if f.default is not ABSENT}
     assert optional, "spoilage has an optional field"
     assert f"{optional[0]}=ABSENT" in repr(cls(**required))
+
+
+@pytest.mark.parametrize("name", list(EVENT_TYPES))
+def test_the_payload_is_every_field_in_order_absent_ones_left_out(name: str) -> None:
+    cls = EVENT_TYPES[name]
+    event = sample(cls)
+    assert event.payload() == {f.name: getattr(event, f.name) for f in fields(cls)}
+    assert list(event.payload()) == list(cls.FIELDS)
+    required = {f.name: 1 for f in fields(cls) if f.default is not ABSENT}
+    assert cls(**required).payload() == required

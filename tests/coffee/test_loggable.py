@@ -1,26 +1,20 @@
-"""``loggable`` (a tool call's arguments made safe for the JSON log) gives what the plain
-recursive definition gives, its fast path for flat dicts of plain values included."""
+"""A tool call's arguments reach the event log as strict JSON, whatever the agent sent:
+non-finite numbers as their names, tuples as lists, keys as text, other objects as their
+``repr`` (``econbench.jsonio`` cleans a line that strict JSON cannot hold)."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from econbench.coffee.world import loggable
-
-
-def loggable_by_definition(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {str(k): loggable_by_definition(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [loggable_by_definition(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return repr(value)
+from econbench.agents.tools import ToolCall
+from econbench.coffee.events import JsonlSink
+from econbench.coffee.world import World
+from econbench.runs.coffee.config import RunConfig
 
 
 class Name(str):
@@ -35,36 +29,28 @@ class Table(dict):
     pass
 
 
-VALUES: list[Any] = [
-    None,
-    True,
-    3,
-    2.5,
-    math.nan,
-    -math.inf,
-    "x",
-    Name("n"),
-    Count(4),
-    object,
-    {"a": 1, "b": math.inf, 3: "k", Name("s"): Count(2), "c": None},
-    {"nested": {"x": [1, math.nan, (2, "y")], "z": {1: object}}},
-    Table(a=math.nan),
-    [math.inf, {"q": 1.5}],
-    (),
-    {},
-]
+CASES: list[tuple[dict[Any, Any], dict[str, Any]]] = [
+    ({"item_id": "green_coffee_kg", "qty": 3}, {"item_id": "green_coffee_kg", "qty": 3}),
+    ({"qty": math.nan, "price": -math.inf}, {"qty": "nan", "price": "-inf"}),
+    ({3: "k", Name("s"): Count(2), "c": None}, {"3": "k", "s": 2, "c": None}),
+    ({"nested": {"x": [1, math.inf, (2, "y")], "z": {1: object}}},
+     {"nested": {"x": [1, "inf", [2, "y"]], "z": {"1": repr(object)}}}),
+    (Table(a=math.nan), {"a": "nan"}),
+    ({"title": "hi \ud83d", "pair": ()}, {"title": "hi \\ud83d", "pair": []}),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize("value", VALUES, ids=repr)
-def test_loggable_matches_its_definition(value: Any) -> None:
-    got, want = loggable(value), loggable_by_definition(value)
-    assert repr(got) == repr(want)
-    assert [type(x) for x in _leaves(got)] == [type(x) for x in _leaves(want)]
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [k for k in value] + [x for v in value.values() for x in _leaves(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
+@pytest.mark.parametrize(("arguments", "logged"), CASES, ids=repr)
+def test_arguments_are_logged_as_strict_json(
+    tmp_path: Path, arguments: dict[Any, Any], logged: dict[str, Any]
+) -> None:
+    path = tmp_path / "events.jsonl"
+    sink = JsonlSink(path)
+    world = World(RunConfig(days=2), sink=sink)
+    world.start_day()
+    world.act("roaster_A", ToolCall("post_listing", arguments))
+    sink.close()
+    last = path.read_bytes().decode("utf-8").splitlines()[-1]
+    line = json.loads(last, parse_constant=lambda c: pytest.fail(f"bare {c}"))
+    assert line["type"] == "tool_call" and line["firm"] == "roaster_A"
+    assert line["arguments"] == logged

@@ -1,1 +1,2 @@
-"""Local fake model servers that speak each provider's wire protocol (tests only)."""
+"""Local fake model servers that speak each provider's wire protocol (tests only); ``FAKES``
+in ``tests.fakes.providers`` says which one stands in for which provider."""

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from econbench.agents.strict_schema import strict_form
-from econbench.agents.untrusted import MAX_ARGUMENT_CHARS, argument_problem, dump_text, excerpt
+from econbench.agents.untrusted import argument_problem, dump_text, excerpt
 
 ToolKind = Literal["read", "write"]
 _TOOL_ATTR = "__econbench_tool__"
@@ -154,9 +154,8 @@ class ToolParameter:
 class ToolSpec:
     """A tool's name, kind, description, JSON schema and argument validator.
 
-    The pydantic validator and the JSON schema are built on first use and kept: a scripted
-    actor calls tools with well-typed arguments (the exact path) and never asks for a
-    schema, so building 55 pydantic models at start-up would be pure cost.
+    The pydantic validator and the JSON schema are built on first use and kept: a run calls
+    a few of the 55 tools and a scripted actor never asks for a schema.
     """
 
     name: str
@@ -165,8 +164,6 @@ class ToolSpec:
     undocumented: list[str]
     fn: Callable[..., Any]
     signature: tuple[ToolParameter, ...] = ()
-    exact: _ExactArguments | None = None
-    """Accepts well-typed arguments without pydantic (``None``: every call is validated)."""
     schema: dict[str, Any] | None = None
     """The JSON schema sent verbatim instead of the derived one (``with_schema``)."""
 
@@ -192,7 +189,6 @@ class ToolSpec:
             undocumented=undocumented,
             fn=fn,
             signature=tuple(signature),
-            exact=_ExactArguments.of(tuple(signature)),
         )
 
     @cached_property
@@ -293,11 +289,6 @@ class ToolSpec:
         if self.ignores_extra_arguments and type(arguments) is dict:
             known = {p.name for p in self.signature}
             arguments = {k: v for k, v in arguments.items() if k in known}
-        if self.exact is not None:
-            values = self.exact.values(arguments)
-            if values is not None:
-                return values
-        # Past the exact path, which never takes a null where the type has none.
         if type(arguments) is dict and self.null_means_absent and None in arguments.values():
             absent = self.null_means_absent
             arguments = {k: v for k, v in arguments.items() if not (v is None and k in absent)}
@@ -323,101 +314,6 @@ def _allows_none(annotation: Any) -> bool:
     if get_origin(annotation) in (Union, types.UnionType):
         return any(_allows_none(arg) for arg in get_args(annotation))
     return False
-
-
-_EXACT_TYPES = (int, float, str, bool)
-_EXACT_MAX_CHARS = 4096
-"""The longest string the exact path takes: a few of them stay far below the bounds that
-``argument_problem`` enforces, so it has nothing to say about such arguments."""
-
-
-@dataclass(frozen=True)
-class _ExactArguments:
-    """The arguments pydantic would accept unchanged, recognised without it.
-
-    A scripted policy calls a tool thousands of times a run with values of exactly the
-    declared types; validating each call through pydantic costs more than the tool. For a
-    tool whose parameters are all plain scalars (``int``, ``float``, ``str``, ``bool``, a
-    ``Literal`` of strings, any of those ``| None``) with immutable defaults, arguments whose
-    keys are parameters and whose values have exactly a declared type (a finite float, a
-    short string, a literal's member) are the values as they are, defaults filled in. Any
-    other arguments (a wrong type, an int for a float, a missing or unknown key, NaN) take
-    the pydantic path, which accepts or rejects them with its own message.
-    """
-
-    fields: tuple[tuple[str, frozenset[type], frozenset[str] | None, bool, Any], ...]
-    """Per parameter: name, the exact types accepted, the literal's members (``None``: any
-    value of those types), whether it is required, its default."""
-    names: frozenset[str]
-
-    @classmethod
-    def of(cls, signature: tuple[ToolParameter, ...]) -> _ExactArguments | None:
-        """The exact path of a tool with this signature (``None``: it has none). The same
-        fields pydantic's model of the signature has (``ToolSpec.validator``)."""
-        fields = []
-        for param in signature:
-            accepted = _exact_types(param.annotation)
-            if accepted is None:
-                return None
-            types_, members = accepted
-            required = param.required
-            if not required and not isinstance(param.default, (*_EXACT_TYPES, type(None))):
-                return None
-            fields.append(
-                (param.name, types_, members, required, None if required else param.default)
-            )
-        longest = 2 + sum(len(name) + 4 + _EXACT_MAX_CHARS + 2 for name, *_ in fields)
-        if longest > MAX_ARGUMENT_CHARS:  # argument_problem could object: let it judge
-            return None
-        return cls(tuple(fields), frozenset(p.name for p in signature))
-
-    def values(self, arguments: Any) -> dict[str, Any] | None:
-        """The validated values, or ``None`` when pydantic must judge the arguments."""
-        if type(arguments) is not dict or not self.names.issuperset(arguments):
-            return None
-        values: dict[str, Any] = {}
-        for name, types_, members, required, default in self.fields:
-            if name not in arguments:
-                if required:
-                    return None
-                values[name] = default
-                continue
-            value = arguments[name]
-            kind = type(value)
-            if kind not in types_:
-                return None
-            if kind is str:
-                if len(value) > _EXACT_MAX_CHARS or (members is not None and value not in members):
-                    return None
-            elif kind is float and not math.isfinite(value):
-                return None
-            values[name] = value
-        return values
-
-
-def _exact_types(annotation: Any) -> tuple[frozenset[type], frozenset[str] | None] | None:
-    """The exact types (and a literal's members) an annotation accepts, when it is a plain
-    scalar, a ``Literal`` of strings, or either ``| None``; else ``None``."""
-    if annotation in _EXACT_TYPES:
-        return frozenset({annotation}), None
-    origin = get_origin(annotation)
-    if origin is Literal:
-        members = get_args(annotation)
-        if all(type(m) is str for m in members):
-            return frozenset({str}), frozenset(members)
-        return None
-    if origin in (Union, types.UnionType):
-        args = get_args(annotation)
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) != 1 or len(args) != 2:
-            return None
-        inner = _exact_types(rest[0])
-        if inner is None:
-            return None
-        if inner[1] is not None:  # a Literal | None would need None among its members
-            return None
-        return inner[0] | {type(None)}, None
-    return None
 
 
 def _coerce_ints_to_floats(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:

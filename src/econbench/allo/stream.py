@@ -33,7 +33,7 @@ Two generators draw this distribution (``StreamConfig.generator``):
   ``n_hot`` entries are hot), the first stream (``Generator.choice``), up to ``max_redraws``
   redraws, then the fallback (position, then trap class).
 
-Choices where the spec is silent (documented here and in the README):
+Choices where the spec is silent (documented here and in docs/allobench.md):
 
 - ``budget == 0`` with ``trap_early``: "a trap among the first 0 positions" is unsatisfiable,
   so the condition is dropped (the early window is empty).

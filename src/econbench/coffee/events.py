@@ -19,7 +19,6 @@ the hot path never does.
 
 from __future__ import annotations
 
-import reprlib
 import types
 import typing
 from collections.abc import Callable
@@ -67,42 +66,14 @@ class Event:
     FIELDS: ClassVar[tuple[str, ...]]
     OPTIONAL: ClassVar[frozenset[str]]
 
-    # The repr and equality a dataclass would generate, written once here rather than
-    # compiled for each of the catalogue's definitions at import (half its import time).
-    # Defining ``__eq__`` leaves ``__hash__`` None, unhashable as the dataclass was.
-    @reprlib.recursive_repr()
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
-        return f"{self.__class__.__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            mine = tuple(getattr(self, name) for name in self.FIELDS)
-            return mine == tuple(getattr(other, name) for name in self.FIELDS)
-        return NotImplemented
-
     def payload(self) -> dict[str, Any]:
-        """The payload as the log writes it: every field in order, absent ones left out
-        (each definition gets its own generated version: one dict build, no loop)."""
-        raise NotImplementedError
-
-
-def _payload_method(names: tuple[str, ...], optional: frozenset[str]) -> Callable[..., Any]:
-    """``payload`` for one definition, as straight-line code: it runs once per event."""
-    lead = 0
-    while lead < len(names) and names[lead] not in optional:
-        lead += 1
-    body = ", ".join(f"{n!r}: self.{n}" for n in names[:lead])
-    lines = ["def payload(self):", f"    line = {{{body}}}"]
-    for name in names[lead:]:
-        if name in optional:
-            lines += [f"    if self.{name} is not ABSENT:", f"        line[{name!r}] = self.{name}"]
-        else:
-            lines.append(f"    line[{name!r}] = self.{name}")
-    lines.append("    return line")
-    namespace: dict[str, Any] = {"ABSENT": ABSENT}
-    exec("\n".join(lines), namespace)  # built from field names only, at import
-    return namespace["payload"]
+        """The payload as the log writes it: every field in order, absent ones left out."""
+        line = {}
+        for name in self.FIELDS:
+            value = getattr(self, name)
+            if value is not ABSENT:
+                line[name] = value
+        return line
 
 
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -125,7 +96,7 @@ def event(name: str) -> Callable[[type[E]], type[E]]:
             raise ValueError(f"event type {name!r} is defined twice")
         # Not frozen: a frozen dataclass sets each field through object.__setattr__, which
         # costs more than the rest of logging an event; nothing keeps an event after logging.
-        defined = dataclass(slots=True, kw_only=True, repr=False, eq=False, match_args=False)(cls)
+        defined = dataclass(slots=True, kw_only=True, match_args=False)(cls)
         names = tuple(f.name for f in fields(defined))
         clash = [n for n in names if n in HEADER]
         if clash:
@@ -140,7 +111,6 @@ def event(name: str) -> Callable[[type[E]], type[E]]:
         ]
         if loose:
             raise ValueError(f"event {name!r}: only ABSENT may be a default, not for {loose}")
-        defined.payload = _payload_method(names, defined.OPTIONAL)  # type: ignore[method-assign]
         EVENT_TYPES[name] = defined
         return defined
 

@@ -22,7 +22,7 @@ from econbench.agents.tools import ToolCall
 from econbench.coffee.config import FIRMS, WorldConfig, is_model, role_of
 from econbench.coffee.events import EventSink, RunEnd, event_from_payload
 from econbench.coffee.policies import make_policy
-from econbench.coffee.state import StateJson, WorldState
+from econbench.coffee.state import WorldState
 from econbench.coffee.world import World
 
 SCRIPTED_DAYS_PER_CHECKPOINT = 30
@@ -216,15 +216,10 @@ class CoffeeRun:
         }
 
     def state_json(self) -> str:
-        """``state_dict`` as JSON text. The world (over half a megabyte by day 90, written
-        at every checkpoint) is pydantic's own bytes, re-serialising only the records that
-        changed since the last checkpoint (``StateJson``, kept on the run)."""
+        """``state_dict`` as JSON text, the world written by pydantic itself."""
         rest = self.state_dict_without_world()
-        world_json = getattr(self, "_world_json", None)
-        if world_json is None:
-            world_json = self._world_json = StateJson()
         try:
-            world = world_json(self.world.state)
+            world = self.world.state.model_dump_json()
         except PydanticSerializationError:  # a lone surrogate from a model: escape it
             world = json.dumps(self.world.state.model_dump(mode="json"), separators=(",", ":"))
         rest_json = json.dumps(rest, separators=(",", ":"))

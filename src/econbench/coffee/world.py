@@ -15,7 +15,6 @@ draws happened and a resumed run needs no generator state.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from econbench.agents.tools import ToolCall
@@ -29,7 +28,6 @@ from econbench.coffee.config import (
     WorldConfig,
     role_of,
 )
-from econbench.coffee.draws import Draws
 from econbench.coffee.events import EventSink, NullSink
 from econbench.coffee.observation import hhmm
 from econbench.coffee.rules import (
@@ -65,31 +63,6 @@ STREAM_LOYALTY = 2
 WAIT_TOOL = "wait_for_next_day"
 
 
-_PLAIN = frozenset({str, int, bool, type(None)})
-"""Types a JSON log takes as they are (exactly these: a subclass takes the long way)."""
-
-
-def loggable(value: Any) -> Any:
-    """Arguments as the agent sent them, made safe for a strict JSON log (NaN, inf, objects)."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is dict:  # the usual case: a flat dict of plain values
-        return {
-            (k if type(k) is str else str(k)): (v if type(v) in _PLAIN else loggable(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {str(k): loggable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [loggable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return repr(value)
-
-
 def initial_state(config: WorldConfig) -> WorldState:
     """Endowments and the once-per-run hidden draws (docs/coffeebench.md §1, §7, §12)."""
     econ = config.economy
@@ -114,14 +87,17 @@ def initial_state(config: WorldConfig) -> WorldState:
                 else {}
             ),
         )
-    loyalty_rng = Draws([config.seed, STREAM_LOYALTY])
+    import numpy as np  # imported where the economy draws, not when the CLI starts
+
+    loyalty_rng = np.random.default_rng([config.seed, STREAM_LOYALTY])
     lo, hi = econ.loyalty_range
     loyalty = {
         firm_id: loyalty_rng.uniform(lo, hi) for firm_id in FIRMS if role_of(firm_id) == "retailer"
     }
-    demand_rng = Draws([config.seed, STREAM_DEMAND])
+    demand_rng = np.random.default_rng([config.seed, STREAM_DEMAND])
     noise = {
-        item: demand_rng.normal(0.0, econ.demand_noise_sd, config.days) for item in RETAIL_ITEMS
+        item: demand_rng.normal(0.0, econ.demand_noise_sd, config.days).tolist()
+        for item in RETAIL_ITEMS
     }
     return WorldState(
         seed=config.seed, firms=firms, hidden=Hidden(loyalty=loyalty, demand_noise=noise)
@@ -379,25 +355,16 @@ class World:
             clock.needs_observation = True
 
     def can_act(self, firm: Firm) -> bool:
+        """Live, awake, and with time left today for one more tool call."""
         if firm.bankrupt:
             return False
-        clock = firm.clock  # read once: every field read of a state model is a slow lookup
+        clock = firm.clock
         econ = self.econ
         return not clock.parked and clock.minute + econ.minutes_per_tool <= econ.day_end_minute
 
     def ready_firms(self) -> list[Firm]:
-        """The firms that can act now (``can_act``), in the state's order: its test written
-        out, the day's last start read once for all firms (it runs before every group)."""
-        econ = self.econ
-        last_start = econ.day_end_minute - econ.minutes_per_tool
-        ready = []
-        for firm in self._firms.values():
-            if firm.bankrupt:
-                continue
-            clock = firm.clock
-            if not clock.parked and clock.minute <= last_start:
-                ready.append(firm)
-        return ready
+        """The firms that can act now, in the state's order."""
+        return [firm for firm in self._firms.values() if self.can_act(firm)]
 
     def act(self, firm_id: str, call: ToolCall | None) -> dict[str, Any]:
         """Apply one decision of an agent: a tool call, or ``None`` (no call = wait)."""
@@ -426,11 +393,8 @@ class World:
             clock.actions_today += 1
             if not clock.acted_today:  # a read is cheaper than an assignment of the same value
                 clock.acted_today = True
-        self.log(
-            events.ToolCall(
-                firm=firm_id, tool=name, arguments=loggable(call.arguments), result=result
-            )
-        )
+        # The arguments as the agent sent them: the log's writer makes them strict JSON.
+        self.log(events.ToolCall(firm=firm_id, tool=name, arguments=call.arguments, result=result))
         return result
 
     def _park(self, firm: Firm) -> None:

@@ -7,7 +7,8 @@ Completions: vLLM, SGLang, Ollama, llama.cpp, OpenRouter, Moonshot, Zhipu) or ``
 local transformers model folder run in-process, ``econbench.agents.models.hf``; PATH may be
 relative or absolute and contain slashes; it needs the ``train`` extra and no key).
 ``scripted/NAME`` exists only when code registers it (``register_scripted``), never from the
-command line.
+command line. What each provider is (its key and URL variables, classes, request styles) is
+one record in ``econbench.agents.models.providers``; this module applies the records.
 
 Keys come from the environment, then from a ``.env`` file (found from the working directory
 upwards; it never overrides a real environment variable and is never written back into
@@ -20,10 +21,11 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from econbench.agents.models import providers
 from econbench.agents.models._http import checked_base_url, redact
 from econbench.agents.models.base import (
     ChatMessage,
@@ -36,12 +38,11 @@ from econbench.agents.models.base import (
 from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.errors import ModelConfigError
 from econbench.agents.models.pricing import DEFAULT_PRICES, PriceTable
+from econbench.agents.models.providers import API_NAMES, ProviderInfo
 from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.models.settings import (
-    COFFEE_PAPER_STYLE_PROVIDERS,
     LOCAL_ONLY_SETTINGS,
     OPENAI_ONLY_SETTINGS,
-    PAPER_STYLE_PROVIDERS,
     ModelSettings,
     SettingsArg,
     settings_for,
@@ -49,38 +50,12 @@ from econbench.agents.models.settings import (
 from econbench.agents.tools import ToolSpec
 from econbench.suggest import did_you_mean
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "google", "openai-compatible", "hf")
+PROVIDERS: tuple[str, ...] = providers.NAMES
 SCRIPTED = "scripted"
-LOCAL = "hf"
-"""Local transformers models (``hf/PATH``): no key, no base URL, no price."""
-
-#: Where each provider's key is looked up, in order, unless settings name ``api_key_env``.
-#: ``openai-compatible`` has none: its server is whatever host ``base_url`` names, and
-#: ``OPENAI_API_KEY`` must never travel there by default; a server that needs a key gets it
-#: only from the variable its ``api_key_env`` names.
-DEFAULT_KEY_ENV: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "openai-compatible": (),
-    "hf": (),
-}
-#: The environment variable each SDK reads its base URL from (honoured here from .env too).
-BASE_URL_ENV: dict[str, str] = {
-    "openai": "OPENAI_BASE_URL",
-    "openai-compatible": "OPENAI_BASE_URL",
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "google": "GOOGLE_GEMINI_BASE_URL",
-}
 #: Local OpenAI-compatible servers (vLLM, Ollama, llama.cpp) accept any key; the SDK needs one.
 DUMMY_KEY = "EMPTY"
 
-VALID_FORMS = (
-    "openai/MODEL (e.g. openai/gpt-5.5), anthropic/MODEL (e.g. anthropic/claude-sonnet-4-6), "
-    "google/MODEL (e.g. google/gemini-3.1-pro), openai-compatible/MODEL (any OpenAI-compatible "
-    "server at OPENAI_BASE_URL or the model's base_url), hf/PATH (a local transformers model "
-    "folder, e.g. hf/models/smollm2 from `econbench models prepare smollm2`)"
-)
+VALID_FORMS = providers.valid_forms()
 
 
 class MissingKeyError(ModelConfigError):
@@ -97,15 +72,9 @@ ScriptedSource = Any  # a ScriptedModel instance, or a brain: (messages, tools) 
 _SCRIPTED_MODELS: dict[str, ScriptedSource] = {}
 
 
-def _guess_provider(model: str) -> str:
-    low = model.lower()
-    if low.startswith(("gpt-", "o1", "o3", "o4", "chatgpt")):
-        return "openai"
-    if low.startswith("claude"):
-        return "anthropic"
-    if low.startswith("gemini"):
-        return "google"
-    return "openai-compatible"
+def _is_local(provider: str) -> bool:
+    """Whether a parsed provider runs its models in-process (``hf``): no key, URL or price."""
+    return provider != SCRIPTED and providers.get(provider).local
 
 
 def parse_model_name(name: str) -> tuple[str, str]:
@@ -121,7 +90,7 @@ def parse_model_name(name: str) -> tuple[str, str]:
     provider = provider.strip().lower()
     model = model.strip()
     if not sep:
-        hint = f" Did you mean {_guess_provider(text)}/{text}?" if text else ""
+        hint = f" Did you mean {providers.guess(text)}/{text}?" if text else ""
         raise ModelConfigError(
             f"model name {text!r} has no provider; valid forms: {VALID_FORMS}.{hint}"
         )
@@ -194,7 +163,7 @@ def key_variables(name: str, settings: ModelSettings | None = None) -> tuple[str
         return ()
     if settings.api_key_env:
         return (settings.api_key_env,)
-    return DEFAULT_KEY_ENV[provider]
+    return providers.get(provider).key_env
 
 
 def resolve_api_key(
@@ -205,20 +174,21 @@ def resolve_api_key(
 ) -> str:
     """The key for ``name``; ``MissingKeyError`` (naming the variables) when there is none.
 
-    ``openai-compatible`` sends the dummy key ``"EMPTY"`` (local servers need none; the SDK
-    needs something) unless ``api_key_env`` names a variable, which is then required: it
-    never reads ``OPENAI_API_KEY``, so that key cannot reach a host a config names.
+    A provider whose key is optional (``openai-compatible``) sends the dummy key ``"EMPTY"``
+    (local servers need none; the SDK needs something) unless ``api_key_env`` names a
+    variable, which is then required: it reads no default variable, so ``OPENAI_API_KEY``
+    cannot reach a host a config names.
     """
     provider, _ = parse_model_name(name)
     settings = settings or ModelSettings()
-    if provider in (SCRIPTED, LOCAL):
+    if provider == SCRIPTED or _is_local(provider):
         return DUMMY_KEY
     variables = key_variables(name, settings)
     for var in variables:
         value = env_value(var, dotenv_path=dotenv_path)
         if value:
             return value
-    if provider == "openai-compatible" and not settings.api_key_env:
+    if not providers.get(provider).key_required and not settings.api_key_env:
         return DUMMY_KEY
     wanted = " or ".join(variables)
     raise MissingKeyError(
@@ -235,129 +205,142 @@ def resolve_base_url(
 ) -> str | None:
     """The base URL: the model's settings, else the SDK's variable, else the SDK default.
 
-    ``openai-compatible`` has no default: it needs ``base_url`` or ``OPENAI_BASE_URL``. A
-    variable's value that is not a URL the SDK can use is a ``ModelConfigError`` naming the
-    variable (the settings' ``base_url`` is checked when they are read).
+    A provider with no default server (``openai-compatible``) needs ``base_url`` or its
+    variable (``OPENAI_BASE_URL``). A variable's value that is not a URL the SDK can use is
+    a ``ModelConfigError`` naming the variable (the settings' ``base_url`` is checked when
+    they are read).
     """
     provider, _ = parse_model_name(name)
     settings = settings or ModelSettings()
-    if provider == LOCAL:
+    if _is_local(provider):
         return None
     if settings.base_url:
         return settings.base_url
     if provider == SCRIPTED:
         return None
-    var = BASE_URL_ENV[provider]
-    value = env_value(var, dotenv_path=dotenv_path)
-    if value:
+    info = providers.get(provider)
+    var = info.base_url_env
+    value = env_value(var, dotenv_path=dotenv_path) if var else None
+    if var and value:
         return checked_base_url(name, value.strip(), var)
-    if provider == "openai-compatible":
+    if info.base_url_required:
+        wanted = f"set {var} (e.g. http://127.0.0.1:8000/v1) or " if var else ""
         raise MissingKeyError(
-            f"{name} needs the URL of its server: set OPENAI_BASE_URL "
-            "(e.g. http://127.0.0.1:8000/v1) or give the model a base_url in its settings",
-            ["OPENAI_BASE_URL"],
+            f"{name} needs the URL of its server: {wanted}give the model a base_url in its "
+            "settings",
+            [var] if var else [],
         )
     return None
 
 
-_OPENAI_HOSTS = ("api.openai.com",)
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def _check_openai_key_target(name: str, settings: ModelSettings) -> None:
-    """``OPENAI_API_KEY`` goes only to OpenAI (or this machine): an ``openai/`` model whose
-    ``base_url`` names another host must say which key to send there (``api_key_env``)."""
-    if not settings.base_url or settings.api_key_env:
+def _check_key_target(name: str, info: ProviderInfo, settings: ModelSettings) -> None:
+    """A default-variable key goes only to its provider's hosts (or this machine): e.g. an
+    ``openai/`` model whose ``base_url`` names another host must say which key to send there
+    (``api_key_env``)."""
+    if not info.key_hosts or not settings.base_url or settings.api_key_env:
         return
     host = (urlsplit(settings.base_url).hostname or "").lower()
-    if host in _OPENAI_HOSTS or host in _LOOPBACK_HOSTS:
+    if host in info.key_hosts or host in _LOOPBACK_HOSTS:
         return
     raise ModelConfigError(
-        f"{name}: base_url names {host}, which would be sent OPENAI_API_KEY; set api_key_env to "
-        "the variable holding that host's key (or use openai-compatible/ for another server)"
+        f"{name}: base_url names {host}, which would be sent {' or '.join(info.key_env)}; set "
+        "api_key_env to the variable holding that host's key (or use openai-compatible/ for "
+        "another server)"
     )
 
 
-"""The providers ``request_style = "coffee_paper"`` applies to: the reference's Anthropic,
-OpenAI Responses, OpenRouter and Gemini (``GeminiModel``) model classes."""
+_STYLE_SOURCES = {
+    "paper": ("the paper's request forms", "the paper"),
+    "coffee_paper": ("the CoffeeBench reference's request forms", "the CoffeeBench reference"),
+}
+"""Per reproduced request style: whose forms it sends, and who sent them."""
 
 
-def _check_coffee_paper_style(name: str, provider: str, settings: ModelSettings) -> None:
-    """``request_style = "coffee_paper"`` only where the CoffeeBench reference has a model
-    class whose requests ``coffee_paper_wire`` reproduces."""
-    if provider not in COFFEE_PAPER_STYLE_PROVIDERS:
-        raise ModelConfigError(
-            f"{name}: request_style 'coffee_paper' applies only to "
-            f"{', '.join(COFFEE_PAPER_STYLE_PROVIDERS)} models (the CoffeeBench reference's "
-            "request forms)"
-        )
-    if provider == "openai" and settings.api == "chat":
-        raise ModelConfigError(
-            f"{name}: request_style 'coffee_paper' sends Responses API requests, as the "
-            "CoffeeBench reference did; drop api or set it to 'responses'"
-        )
-
-
-def _check_paper_style(name: str, provider: str, settings: ModelSettings) -> None:
-    """``request_style = "paper"`` only where the paper's ``RawChat`` has a form to send."""
-    if settings.request_style == "coffee_paper" and provider != SCRIPTED:
-        _check_coffee_paper_style(name, provider, settings)
+def _check_request_style(name: str, info: ProviderInfo, settings: ModelSettings) -> None:
+    """A reproduced request style (``paper``: the AlloBench paper's ``RawChat``;
+    ``coffee_paper``: the CoffeeBench reference's model classes) only where its source has a
+    form to send, and through the API that form uses."""
+    style = settings.request_style
+    if style == "econbench":
         return
-    if settings.request_style != "paper" or provider == SCRIPTED:
-        return
-    if provider not in PAPER_STYLE_PROVIDERS:
+    forms, source = _STYLE_SOURCES[style]
+    if style not in info.styles():
         raise ModelConfigError(
-            f"{name}: request_style 'paper' applies only to {', '.join(PAPER_STYLE_PROVIDERS)} "
-            "models (the paper's request forms)"
+            f"{name}: request_style {style!r} applies only to "
+            f"{', '.join(providers.with_style(style))} models ({forms})"
         )
-    if settings.api == "responses":
+    needed = info.style_api(style)
+    if needed is not None and settings.api not in (None, needed):
         raise ModelConfigError(
-            f"{name}: request_style 'paper' sends Chat Completions requests, as the paper "
-            "did; drop api or set it to 'chat'"
+            f"{name}: request_style {style!r} sends {API_NAMES[needed]} requests, as {source} "
+            f"did; drop api or set it to {needed!r}"
         )
-    if provider == "anthropic" and settings.thinking_budget is not None:
+    if style == "paper" and info.name == "anthropic" and settings.thinking_budget is not None:
         raise ModelConfigError(
             f"{name}: request_style 'paper' has no extended thinking (the paper's Anthropic "
             "requests carry none); drop thinking_budget"
         )
 
 
+def _labels(names: Iterable[str]) -> str:
+    return " and ".join(providers.get(n).label for n in names)
+
+
 def _check_settings(name: str, provider: str, settings: ModelSettings) -> None:
-    _check_paper_style(name, provider, settings)
+    """The settings a provider's record says it accepts; scripted models accept all but
+    ``api``."""
+    if provider == SCRIPTED:
+        _check_api(name, SCRIPTED, (), settings.api)
+        return
+    info = providers.get(provider)
+    _check_request_style(name, info, settings)
     wire = [f for f in OPENAI_ONLY_SETTINGS if getattr(settings, f) is not None]
-    if wire and provider not in ("openai", "openai-compatible", SCRIPTED):
+    if wire and info.compat_default is None:
         raise ModelConfigError(
-            f"{name}: {', '.join(wire)} appl{'ies' if len(wire) == 1 else 'y'} only to OpenAI and "
-            "OpenAI-compatible models"
+            f"{name}: {', '.join(wire)} appl{'ies' if len(wire) == 1 else 'y'} only to "
+            f"{_labels(providers.with_wire_forms())} models"
         )
-    if provider == "openai":
-        _check_openai_key_target(name, settings)
-    if provider in ("openai", "openai-compatible"):
+    _check_key_target(name, info, settings)
+    if info.compat_default is not None:
         try:  # a value the named server refuses is an error now, not a failed request later
-            settings.compat_profile(compatible=provider == "openai-compatible")
+            settings.compat_profile(compatible=info.compat_default == "generic")
         except ModelConfigError as exc:
             raise ModelConfigError(f"{name}: {exc}") from None
-    if provider == LOCAL:
+    if info.local:
         for field in ("api", "base_url", "api_key_env", "reasoning_effort", "thinking_budget"):
             if getattr(settings, field) is not None:
                 raise ModelConfigError(f"{name}: {field!r} does not apply to a local model")
         return
     local = [f for f in LOCAL_ONLY_SETTINGS if getattr(settings, f) is not None]
-    if local and provider != SCRIPTED:
+    if local:
         raise ModelConfigError(
             f"{name}: {', '.join(local)} appl{'ies' if len(local) == 1 else 'y'} only to local "
-            "models (hf/PATH)"
+            f"models ({_local_forms()})"
         )
-    if settings.api is None or provider == "openai":
+    _check_api(name, info.label, info.apis, settings.api)
+
+
+def _local_forms() -> str:
+    return ", ".join(info.form for info in providers.PROVIDERS if info.local)
+
+
+def _check_api(name: str, label: str, apis: tuple[str, ...], api: str | None) -> None:
+    """The ``api`` setting names one of the APIs the provider speaks."""
+    if api is None or api in apis:
         return
-    if provider == "openai-compatible":
-        if settings.api != "chat":
-            raise ModelConfigError(
-                f"{name}: OpenAI-compatible servers are reached through Chat Completions; "
-                "drop api or set it to 'chat'"
-            )
-        return
-    raise ModelConfigError(f"{name}: 'api' (chat or responses) applies only to OpenAI models")
+    settable = [a for a in apis if a in API_NAMES]
+    if settable:
+        raise ModelConfigError(
+            f"{name}: {label} servers are reached through {API_NAMES[settable[0]]}; "
+            f"drop api or set it to {settable[0]!r}"
+        )
+    choosers = [p.name for p in providers.PROVIDERS if len(set(p.apis) & set(API_NAMES)) > 1]
+    raise ModelConfigError(
+        f"{name}: 'api' ({' or '.join(API_NAMES)}) applies only to {_labels(choosers)} models"
+    )
 
 
 def check_keys(
@@ -377,7 +360,7 @@ def check_keys(
         own = settings_for(name, settings)
         provider, model = parse_model_name(name)
         _check_settings(name, provider, own)
-        if provider == LOCAL:
+        if _is_local(provider):
             _check_local(model, own)
             continue
         for resolve in (resolve_api_key, resolve_base_url):
@@ -488,27 +471,6 @@ class PricedProvider(ModelProvider):
         return output
 
 
-ProviderFactory = Callable[..., ModelProvider]
-
-
-def _provider_class(provider: str, api: str | None) -> tuple[ProviderFactory, str]:
-    """The concrete class, imported lazily so a missing SDK only matters when used."""
-    if provider == "anthropic":
-        from econbench.agents.models.anthropic_provider import AnthropicProvider
-
-        return AnthropicProvider, "messages"
-    if provider == "google":
-        from econbench.agents.models.gemini_provider import GeminiProvider
-
-        return GeminiProvider, "gemini"
-    from econbench.agents.models import openai_provider
-
-    chosen = (api or openai_provider.DEFAULT_OPENAI_API) if provider == "openai" else "chat"
-    if chosen == "responses":
-        return openai_provider.OpenAIResponsesProvider, "responses"
-    return openai_provider.OpenAIChatProvider, "chat"
-
-
 def build_provider(
     name: str,
     settings: ModelSettings | None = None,
@@ -535,14 +497,15 @@ def build_provider(
         if settings.context_window:
             inner.context_window = settings.context_window
         return PricedProvider(inner, name=full_name, settings=settings, prices=prices)
-    if provider == LOCAL:
-        return _local_provider(full_name, model, settings, prices)
+    info = providers.get(provider)
+    if info.local:
+        return _local_provider(full_name, info, model, settings, prices)
     api_key = resolve_api_key(full_name, settings, dotenv_path=dotenv_path)
     base_url = resolve_base_url(full_name, settings, dotenv_path=dotenv_path)
-    api = settings.api
-    if api is None and provider == "openai" and settings.request_style == "paper":
-        api = "chat"  # the paper's OpenAI requests are Chat Completions
-    cls, _ = _provider_class(provider, api)
+    # The request style's API where the provider has it (the paper's OpenAI requests are Chat
+    # Completions, whatever the default API), else the provider's default.
+    api = settings.api or info.style_api(settings.request_style)
+    cls = info.provider_class(api if api in info.apis else None)  # a missing SDK: only now
     kwargs: dict[str, Any] = {
         "api_key": api_key,
         "base_url": base_url,
@@ -551,8 +514,8 @@ def build_provider(
     }
     if settings.context_window:
         kwargs["context_window"] = settings.context_window
-    if provider in ("openai", "openai-compatible"):
-        compat = settings.compat_profile(compatible=provider == "openai-compatible")
+    if info.compat_default is not None:
+        compat = settings.compat_profile(compatible=info.compat_default == "generic")
         if compat is not None:
             kwargs["compat"] = compat
     inner = cls(model, **kwargs)
@@ -560,14 +523,12 @@ def build_provider(
 
 
 def _local_provider(
-    name: str, path: str, settings: ModelSettings, prices: PriceTable | None
+    name: str, info: ProviderInfo, path: str, settings: ModelSettings, prices: PriceTable | None
 ) -> PricedProvider:
     """An ``hf/PATH`` model: free (an empty price table, so a folder named like an API model
     is never priced as one) unless the caller passes prices."""
     _check_local(path, settings)
-    from econbench.agents.models.hf.provider import HFProvider
-
-    inner = HFProvider(
+    inner = info.provider_class()(
         path,
         name=name,
         adapter=settings.adapter,

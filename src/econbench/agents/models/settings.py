@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
+from econbench.agents.models import providers
 from econbench.agents.models.errors import ModelConfigError
 
 if TYPE_CHECKING:
@@ -33,9 +34,10 @@ OPENAI_ONLY_SETTINGS = (
 """The wire-form settings of the OpenAI providers (``econbench.agents.models.compat``)."""
 RETRY_SETTINGS = ("max_retries", "max_backoff_s")
 """Written only when set, like the wire forms, so existing configs keep their hashes."""
-PAPER_STYLE_PROVIDERS = ("anthropic", "openai", "openai-compatible")
-"""The providers ``request_style = "paper"`` applies to (the paper's ``RawChat`` backends)."""
-COFFEE_PAPER_STYLE_PROVIDERS = ("anthropic", "openai", "openai-compatible", "google")
+PAPER_STYLE_PROVIDERS = providers.with_style("paper")
+"""The providers ``request_style = "paper"`` applies to (the paper's ``RawChat`` backends),
+from their records (``econbench.agents.models.providers``)."""
+COFFEE_PAPER_STYLE_PROVIDERS = providers.with_style("coffee_paper")
 """The providers ``request_style = "coffee_paper"`` applies to (the CoffeeBench reference's
 Anthropic, OpenAI Responses, OpenRouter and Gemini model classes)."""
 

@@ -47,7 +47,8 @@ model read through the chat template), ``rollout`` and ``freetext`` (play episod
 model), ``returns`` (rewards, returns, critic inputs), ``scoring`` (an episode's log-probabilities
 and KL from one forward pass), ``ppo`` (losses and the value baseline), ``trainer`` (the loop),
 ``checkpoint`` (saving and resume), ``forced`` and ``transfer`` (the before/after evaluation).
-README "Deviations from the paper's recipe" lists what still differs from the paper's code.
+docs/posttraining.md ("Deviations from the paper's recipe") lists what still differs from the
+paper's code.
 """
 
 from __future__ import annotations

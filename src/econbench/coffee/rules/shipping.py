@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from econbench.coffee import events
 from econbench.coffee.config import EconomyConfig
-from econbench.coffee.draws import Draws
 from econbench.coffee.rules import ledger
 from econbench.coffee.state import Deal, Firm, Invoice, Listing, Offer, dollars
 
@@ -27,7 +26,9 @@ STREAM_SHIPPING = 3
 def shipping_outcome(seed: int, deal_seq: int, day: int, econ: EconomyConfig) -> str:
     """The one roll a due shipment draws: "lost", "delayed" or "delivered"
     (docs/coffeebench.md §5)."""
-    roll = Draws([seed, STREAM_SHIPPING, deal_seq, day]).random()
+    import numpy as np  # imported where the economy draws, not when the CLI starts
+
+    roll = np.random.default_rng([seed, STREAM_SHIPPING, deal_seq, day]).random()
     if roll < econ.ship_loss_prob:
         return "lost"
     if roll < econ.ship_loss_prob + econ.ship_delay_prob:

@@ -31,6 +31,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from econbench.agents.models import providers
 from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.actors import ActorFactory
@@ -538,8 +539,7 @@ def run(
         str,
         typer.Option(
             help="Reference policy (eager, wait:K, posterior:P, bayes, hindsight, never, "
-            "random) or a model: openai/MODEL, anthropic/MODEL, google/MODEL, "
-            "openai-compatible/NAME, hf/PATH (a local model folder)."
+            f"random) or a model: {providers.help_forms()}."
         ),
     ],
     episodes: Annotated[

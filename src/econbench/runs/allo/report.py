@@ -749,7 +749,8 @@ def paper_check_table(runs: Sequence[RunFrames]) -> Table | None:
         [
             f"{int(counts.get('yes', 0))} of {len(checks)} numbers agree within the paper's "
             f"rounding; {int(counts.get('≈', 0))} bootstrap interval ends lie within 1 point "
-            f"(≈); {int(counts.get('no', 0))} differ (no). The README explains each difference.",
+            f"(≈); {int(counts.get('no', 0))} differ (no). docs/allobench.md, 'The paper's "
+            "tables, reproduced', explains each difference.",
             "T6–T9, T11, T12 and T3 are the paper's Tables 6–9 (paired ladder differences, "
             "per-rung first sight, zero-commit incidence, economic surface), 11 (transfer of the "
             "post-trained Qwen), 12 and 3 (Qwen scores); T7 at integer precision is Table 1.",

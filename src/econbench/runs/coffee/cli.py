@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from econbench.agents.models import providers
 from econbench.agents.models.errors import ModelConfigError
 from econbench.coffee.config import MAX_DAYS, ConfigError, EconomyConfig
 from econbench.coffee.policies import UnknownPolicyError
@@ -99,10 +100,10 @@ def run_command(
         list[str],
         typer.Option(
             "--agent",
-            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: negotiating (the "
-            "default background), scripted, heuristic, passive; for a roaster also haggle, "
-            "markup:X, undercut, hoard; or a model: openai/MODEL, anthropic/MODEL, "
-            "google/MODEL, openai-compatible/NAME, hf/PATH (a local model folder).",
+            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: bargaining (the "
+            "default background), negotiating, scripted, heuristic, passive; for a roaster also "
+            "haggle, "
+            f"markup:X, undercut, hoard; or a model: {providers.help_forms()}.",
         ),
     ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
     out: Annotated[

@@ -52,6 +52,7 @@ from econbench.coffee.paper.tools import tool_specs
 from econbench.runs.benchmark import ResumeError
 from econbench.runs.coffee.agents import recorded_config, run_limiter, validate_agents
 from econbench.runs.coffee.config import RunConfig, condition_fields
+from econbench.runs.coffee.run import RunStopped
 from econbench.runs.layout import CONFIG, DAILY, EVENTS, META, RECORD, SUMMARY, read_json
 from econbench.runs.lock import RunLock
 from econbench.runs.store import (
@@ -75,10 +76,6 @@ LOGS = (EVENTS, DAILY)
 WAIT_TOOL = "wait_for_next_day"
 REFERENCE_STYLE = "coffee_paper"
 """The request style of a model under ``paper`` (``agents.models.coffee_paper_wire``)."""
-
-
-class PaperRunStopped(RuntimeError):
-    """A ``paper`` run stopped early on a model error; resume continues it."""
 
 
 # ------------------------------------------------------------------------------ players
@@ -536,14 +533,12 @@ def _play(
             }
         write_json(out / SUMMARY, json.loads(json.dumps(summary, default=str)))
     except OSError as exc:
-        raise PaperRunStopped(storage_stop(out, exc)) from exc
+        raise RunStopped(storage_stop(out, exc)) from exc
     finally:
         close = getattr(wrap, "close", None)
         if callable(close):
             close()
     if error is not None:
-        from econbench.runs.coffee.run import RunStopped
-
         raise RunStopped(
             f"the run stopped on {summary['stopped']['at']}: {error}; everything up to then "
             f"is in {out}: fix the cause, then `econbench resume {out}`"

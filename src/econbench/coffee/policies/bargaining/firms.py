@@ -14,10 +14,9 @@ What changes against ``negotiating`` (docs/coffeebench.md §11):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.policy import Routine
-from econbench.coffee.draws import Draws
 from econbench.coffee.policies.bargaining import market
 from econbench.coffee.policies.bargaining.buying import BargainBuyer, standing_elsewhere
 from econbench.coffee.policies.bargaining.selling import BargainSeller
@@ -37,6 +36,9 @@ from econbench.coffee.policies.negotiating.valuations import (
     retailer_values,
     roaster_values,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Where a seller's price memory starts: this share of the way from its floor to its ask.
 SELLER_REF_START = 0.5
@@ -69,7 +71,7 @@ class MarketFirm:
 class BargainingFarmer(MarketFirm, BargainSeller, NegotiatingFarmer):
     name = "bargaining-farmer"
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return farmer_values(rng) | bargaining_values(rng)
 
     def init_levels(self) -> None:
@@ -95,7 +97,7 @@ class BargainingFarmer(MarketFirm, BargainSeller, NegotiatingFarmer):
 class BargainingRoaster(MarketFirm, BargainSeller, BargainBuyer, NegotiatingRoaster):
     name = "bargaining-roaster"
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return roaster_values(rng) | bargaining_values(rng)
 
     def init_levels(self) -> None:
@@ -175,7 +177,7 @@ class BargainingRoaster(MarketFirm, BargainSeller, BargainBuyer, NegotiatingRoas
 class BargainingRetailer(MarketFirm, BargainBuyer, NegotiatingRetailer):
     name = "bargaining-retailer"
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return retailer_values(rng) | bargaining_values(rng)
 
     def init_levels(self) -> None:

@@ -8,14 +8,15 @@ negotiating firm of the same seed, and only what is new here is drawn anew.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from econbench.coffee.draws import Draws
+if TYPE_CHECKING:
+    import numpy as np
 
 BETA = (0.40, 0.80)
 
 
-def bargaining_values(rng: Draws) -> dict[str, Any]:
+def bargaining_values(rng: np.random.Generator) -> dict[str, Any]:
     return {
         "beta": round(rng.uniform(*BETA), 4),
         "phase": round(rng.uniform(0.0, 1.0), 4),

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.policy import Feedback, Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call, is_morning, ok
 from econbench.coffee.policies.negotiating import memory as mem
 from econbench.coffee.policies.negotiating.valuations import firm_rng
@@ -29,6 +28,9 @@ from econbench.coffee.policies.proposals import (
     format_proposal,
     parse_proposal,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Inbox = Generator[ToolCall, dict[str, Any], list[tuple[str, Proposal]]]
 TITLES = {"accept": "Accepted", "counter": "Counter-proposal", "reject": "Declined"}
@@ -99,7 +101,7 @@ class NegotiatingFirm(ScriptedPolicy):
             self.firm_key = actor_id
             self._setup(actor_id)
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:  # pragma: no cover
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError
 
     def init_levels(self) -> None:

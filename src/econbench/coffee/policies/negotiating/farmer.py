@@ -10,15 +10,17 @@ accepts or counters new offers and answers messages.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.policy import Routine
 from econbench.coffee.config import GREEN, GREEN_SPECIALTY
-from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call, ok
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.selling import Seller
 from econbench.coffee.policies.negotiating.valuations import PRODUCTION_COST, farmer_values
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DAILY_CAP = {GREEN: 30, GREEN_SPECIALTY: 10}
 STOCK_TARGET = {GREEN: 60, GREEN_SPECIALTY: 20}
@@ -28,7 +30,7 @@ class NegotiatingFarmer(Seller, NegotiatingFirm):
     name = "negotiating-farmer"
     sell_items = (GREEN, GREEN_SPECIALTY)
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return farmer_values(rng)
 
     @property

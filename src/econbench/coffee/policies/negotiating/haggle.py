@@ -17,16 +17,18 @@ bid start 0.7, step 0.08, expected wholesale $11 / $36.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.policy import Routine
 from econbench.coffee.config import RETAIL_ITEMS
-from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call
 from econbench.coffee.policies.negotiating import memory as mem
 from econbench.coffee.policies.negotiating.roaster import NegotiatingRoaster
 from econbench.coffee.policies.negotiating.valuations import ROASTED, ROASTED_SPECIALTY
 from econbench.coffee.policies.proposals import Proposal, format_proposal
+
+if TYPE_CHECKING:
+    import numpy as np
 
 OPENING_SHARE = 0.6
 CONVERGED = 0.99
@@ -39,7 +41,7 @@ OFFER_MIN_KG = 10
 class HaggleRoaster(NegotiatingRoaster):
     name = "haggle"
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return {
             "floor_mult": 1.25,
             "ask_mult": 2.2,

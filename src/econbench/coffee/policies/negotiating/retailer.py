@@ -11,16 +11,18 @@ rest. Woken during the day it answers messages only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.policy import Routine
 from econbench.coffee.config import ROASTED, ROASTED_SPECIALTY
-from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.buying import Buyer
 from econbench.coffee.policies.negotiating.valuations import RESERVATION_PRICE, retailer_values
 from econbench.coffee.policies.retailer import ScriptedRetailer
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_DAILY_SALES = {ROASTED: 20.0, ROASTED_SPECIALTY: 4.0}
 FESTIVAL = (40, 53)
@@ -31,7 +33,7 @@ class NegotiatingRetailer(Buyer, NegotiatingFirm):
     name = "negotiating-retailer"
     buy_items = (ROASTED, ROASTED_SPECIALTY)
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return retailer_values(rng)
 
     def init_levels(self) -> None:

@@ -13,16 +13,18 @@ proposals and counters for green).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.policy import Routine
 from econbench.coffee.config import GREEN, GREEN_SPECIALTY, ROASTED, ROASTED_SPECIALTY
-from econbench.coffee.draws import Draws
 from econbench.coffee.policies.common import call, ok
 from econbench.coffee.policies.negotiating.base import NegotiatingFirm
 from econbench.coffee.policies.negotiating.buying import Buyer
 from econbench.coffee.policies.negotiating.selling import Seller
 from econbench.coffee.policies.negotiating.valuations import NOMINAL_ROAST_COST, roaster_values
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ROAST_CAP_KG = 50
 YIELD = {GREEN: 0.85, GREEN_SPECIALTY: 0.82}
@@ -38,7 +40,7 @@ class NegotiatingRoaster(Seller, Buyer, NegotiatingFirm):
     sell_items = (ROASTED_SPECIALTY, ROASTED)
     buy_items = (GREEN_SPECIALTY, GREEN)
 
-    def draw_values(self, rng: Draws) -> dict[str, Any]:
+    def draw_values(self, rng: np.random.Generator) -> dict[str, Any]:
         return roaster_values(rng)
 
     @property

@@ -1,8 +1,8 @@
 """Hidden valuations of the negotiating firms, drawn once per firm per run.
 
-Every draw comes from ``Draws([seed, STREAM, index of the firm in FIRMS])`` (the same
-stream as ``numpy.random.default_rng`` of that list), in the fixed order written below, so
-a firm's valuations depend only on the run seed and the firm. No tool reveals them.
+Every draw comes from ``numpy.random.default_rng([seed, STREAM, index of the firm in
+FIRMS])``, in the fixed order written below, so a firm's valuations depend only on the run
+seed and the firm. No tool reveals them.
 
 Farmer (per green item, production cost c = $2 / $10):
     floor = c × U(1.15, 1.60)            never sells below it, never counters below it
@@ -28,7 +28,7 @@ The walk-away draw comes last, so adding it left every other draw as it was.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.coffee.config import (
     FIRMS,
@@ -37,7 +37,9 @@ from econbench.coffee.config import (
     ROASTED,
     ROASTED_SPECIALTY,
 )
-from econbench.coffee.draws import Draws
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STREAM = 0x4E45474F  # "NEGO": the negotiating background's own random stream
 PRODUCTION_COST = {GREEN: 2.0, GREEN_SPECIALTY: 10.0}
@@ -57,16 +59,18 @@ BID_STEP = (0.05, 0.10)
 WALK_AWAY = (1.15, 1.40)
 
 
-def firm_rng(seed: int, firm_id: str) -> Draws:
+def firm_rng(seed: int, firm_id: str) -> np.random.Generator:
+    import numpy as np  # imported where the economy draws, not when the CLI starts
+
     index = FIRMS.index(firm_id) if firm_id in FIRMS else len(FIRMS)
-    return Draws([int(seed), STREAM, index])
+    return np.random.default_rng([int(seed), STREAM, index])
 
 
-def _u(rng: Draws, bounds: tuple[float, float]) -> float:
+def _u(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
     return round(rng.uniform(*bounds), 4)
 
 
-def farmer_values(rng: Draws) -> dict[str, Any]:
+def farmer_values(rng: np.random.Generator) -> dict[str, Any]:
     floor, ask = {}, {}
     for item in (GREEN, GREEN_SPECIALTY):
         floor[item] = round(PRODUCTION_COST[item] * _u(rng, FARMER_FLOOR), 2)
@@ -74,7 +78,7 @@ def farmer_values(rng: Draws) -> dict[str, Any]:
     return {"floor": floor, "ask": ask, "concession": _u(rng, FARMER_CONCESSION)}
 
 
-def roaster_values(rng: Draws) -> dict[str, Any]:
+def roaster_values(rng: np.random.Generator) -> dict[str, Any]:
     return {
         "floor_mult": _u(rng, ROASTER_FLOOR),
         "ask_mult": _u(rng, ROASTER_ASK),
@@ -89,7 +93,7 @@ def roaster_values(rng: Draws) -> dict[str, Any]:
     }
 
 
-def retailer_values(rng: Draws) -> dict[str, Any]:
+def retailer_values(rng: np.random.Generator) -> dict[str, Any]:
     share = {item: _u(rng, RETAILER_MAX_SHARE) for item in (ROASTED, ROASTED_SPECIALTY)}
     return {
         "max": {item: round(RESERVATION_PRICE[item] * share[item], 2) for item in share},
