@@ -200,7 +200,7 @@ def test_a_roast_pays_labour_and_carries_green_cost_plus_labour() -> None:
     out = roasting.roast_output(roaster, "green_coffee_kg", 100, 0.85)
     labour = roasting.labour_cost(world, "green_coffee_kg", 100)
     cash = roaster.cash
-    batch = roasting.roast(world, roaster, "green_coffee_kg", 100, out)
+    batch = roasting.start_roast(world, roaster, "green_coffee_kg", 100, out)
     assert (batch.item, batch.qty, batch.value) == ("roasted_coffee_kg", out, 20_000 + labour)
     assert roaster.cash == cash - labour and roaster.roasted_today_kg == 100
     assert roaster.stock["green_coffee_kg"].qty == 0
@@ -212,7 +212,7 @@ def test_bankruptcy_cancels_deals_writes_off_batches_and_books_bad_debt() -> Non
     overdue_invoice(world)
     roaster = world.firm("roaster_A")
     roaster.stock["green_coffee_kg"].qty, roaster.stock["green_coffee_kg"].value = 10, 2000
-    batch = roasting.roast(world, roaster, "green_coffee_kg", 10, 9)
+    batch = roasting.start_roast(world, roaster, "green_coffee_kg", 10, 9)
     roaster.cash = -1
     bankruptcy.apply(world)
     assert roaster.bankrupt and deal.status == "cancelled"

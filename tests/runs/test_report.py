@@ -180,6 +180,7 @@ def hand_cell(out: Path, policy: str, episodes: list[tuple[float, float, list[bo
     out.mkdir(parents=True)
     config = {"framing": "r1", "policy": policy, "skin": "default", "cost": 0.0, "budget": 3}
     (out / "config.json").write_text(json.dumps(config))
+    (out / "meta.json").write_text(json.dumps({"benchmark": "allo"}))  # a run says what it is
     with (out / "episodes.jsonl").open("w") as fh:
         for seed, (utility, opt, flags) in enumerate(episodes):
             commits = [{"first_sight": f, "sighting": 1 if f else 2} for f in flags]

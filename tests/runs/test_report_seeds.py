@@ -125,6 +125,7 @@ def allo_cell(out: Path, framing: str, seeds: dict[int, tuple[float, float, list
     out.mkdir(parents=True)
     config = {"framing": framing, "policy": "acme/m", "skin": "default", "cost": 0.0, "budget": 3}
     (out / "config.json").write_text(json.dumps(config))
+    (out / "meta.json").write_text(json.dumps({"benchmark": "allo"}))  # a run says what it is
     with (out / "episodes.jsonl").open("w") as fh:
         for seed, (utility, opt, flags) in seeds.items():
             commits = [{"first_sight": f, "sighting": 1 if f else 2} for f in flags]

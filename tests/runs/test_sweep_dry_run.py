@@ -10,10 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from econbench.cli import app
+from econbench.runs.coffee.cost import COFFEE_CALLS_PER_RUN, COFFEE_INPUT_TOKENS_PER_CALL
 from econbench.runs.cost_estimate import (
     CACHE_HIT_SHARE,
-    COFFEE_CALLS_PER_RUN,
-    COFFEE_INPUT_TOKENS_PER_CALL,
     OUTPUT_TOKENS_PER_CALL,
     EstimateError,
     estimate_plan,

@@ -46,6 +46,7 @@ from econbench.agents.policy import Actor, Input, Reply, ToolResult, UserText
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.allo.families import FAMILIES, Family
 from econbench.allo.framings.base import Framing, ObservationReader, ReaderEvent
+from econbench.allo.framings.registry import ReplyStyle
 from econbench.allo.game import GameView
 from econbench.allo.policies import AlloPolicy, make_policy
 from econbench.allo.stream import Stream, StreamConfig
@@ -157,7 +158,7 @@ class PolicyActor:
     ) -> None:
         self.policy = policy
         self.name = policy.name
-        self.style = framing.reply_style
+        self.style: ReplyStyle = framing.reply_style  # declared by the framing (its registry)
         self.reader: ObservationReader = framing.reader()
         self.config = config
         self.cost = float(cost)

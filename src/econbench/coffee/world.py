@@ -1,11 +1,12 @@
 """The CoffeeBench world: a deterministic state machine over ``WorldState``.
 
-The world runs the day (docs/coffeebench.md §3): the morning and evening phases are lists of
-rules applied in order, each a module of ``coffee/rules/`` (opex and the ledger, bankruptcy,
-production, shipping, consumer sales, spoilage, late fees, lots, the closing valuation), and
-between them the agents act, each on its own clock, only through the tools of ``toolkit.py``
-via ``World.act``. The world keeps the indexes of open records, the stock primitives every
-rule books through, and the clocks and wakes. It knows nothing about models.
+The world runs the day (docs/coffeebench.md §3): the morning and evening phases apply the
+hooks of its list of rules in order (``RULES`` in ``coffee/rules/__init__.py``: opex and the
+ledger, bankruptcy, production, shipping, consumer sales, spoilage, late fees, lots, the
+closing valuation), and between them the agents act, each on its own clock, only through the
+tools the rules declare (assembled by ``toolkit.py``) via ``World.act``. The world keeps the
+indexes of open records, the stock primitives every rule books through, and the clocks and
+wakes. It knows nothing about models.
 
 Randomness: demand noise and loyalty are drawn once at creation from their own named
 streams and stored in the (hidden) state; each shipping roll comes from a generator keyed by
@@ -15,6 +16,7 @@ draws happened and a resumed run needs no generator state.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from econbench.agents.tools import ToolCall
@@ -30,17 +32,7 @@ from econbench.coffee.config import (
 )
 from econbench.coffee.events import EventSink, NullSink
 from econbench.coffee.observation import hhmm
-from econbench.coffee.rules import (
-    bankruptcy,
-    closing,
-    consumer_sales,
-    late_fees,
-    ledger,
-    lots,
-    production,
-    shipping,
-    spoilage,
-)
+from econbench.coffee.rules import RULES, Rule, bankruptcy, ledger, lots, shipping, spoilage
 from econbench.coffee.rules.shipping import STREAM_SHIPPING, shipping_outcome
 from econbench.coffee.state import (
     Books,
@@ -108,9 +100,16 @@ class World:
     """Mechanics and bookkeeping over a ``WorldState``; see the module docstring."""
 
     def __init__(
-        self, config: WorldConfig, state: WorldState | None = None, sink: EventSink | None = None
+        self,
+        config: WorldConfig,
+        state: WorldState | None = None,
+        sink: EventSink | None = None,
+        rules: Sequence[Rule] = RULES,
     ) -> None:
         self.config = config
+        self.rules = tuple(rules)
+        self._morning = [r.morning for r in self.rules if r.morning is not None]
+        self._evening = [r.evening for r in self.rules if r.evening is not None]
         self.econ: EconomyConfig = config.economy
         self.state = state if state is not None else initial_state(config)
         self.sink: EventSink = sink if sink is not None else NullSink()
@@ -405,14 +404,12 @@ class World:
 
     # ---------------------------------------------------------------- morning
     def start_day(self) -> None:
-        """09:00: opex, bankruptcies, landings, shipments, then every live firm wakes."""
+        """09:00: the rules' morning hooks in order (opex, bankruptcies, landings, shipments),
+        then every live firm wakes."""
         self._now = self.econ.day_start_minute
         self.state.phase = "morning"
-        for firm in self.live_firms():
-            ledger.charge_opex(self, firm)
-        bankruptcy.apply(self)
-        production.land_batches(self)
-        shipping.process_due(self)
+        for hook in self._morning:
+            hook(self)
         self._open_business()
         self.state.phase = "business"
 
@@ -431,23 +428,15 @@ class World:
 
     # -------------------------------------------------------------- evening
     def end_day(self) -> list[dict[str, Any]]:
-        """19:00: consumer sales, spoilage, late fees, snapshot; returns the daily rows."""
+        """19:00: the rules' evening hooks in order (consumer sales, spoilage, late fees, lots,
+        the closing on the last day), then the snapshot; returns the daily rows."""
         self._now = self.econ.day_end_minute
         self.state.phase = "evening"
         for firm in self.live_firms():
             firm.clock.parked = True
-        consumer_sales.apply(self)
-        spoilage.apply(self)
-        late_fees.apply(self)
-        lots.expire_closed(
-            self.state.deals,
-            self.state.firms.values(),
-            self.day + 1,
-            self.econ.return_window_days,
-        )
+        for hook in self._evening:
+            hook(self)
         focal = self.firm(FOCAL_FIRM)
-        if focal.bankrupt or self.day + 1 >= self.config.days:
-            closing.close(self)
         rows = [self.snapshot(firm) for firm in self.state.firms.values()]
         for firm in self.live_firms():
             if not firm.clock.acted_today:

@@ -1,8 +1,10 @@
 """The running half of the benchmark seam: what the run layer needs to play a benchmark.
 
-Sweeps, resume and replay hold no ``if benchmark == …``: they ask the benchmark's
-:class:`Benchmark`, found by name. Each benchmark implements one in
-``econbench.runs.<name>.adapter`` (a module-level ``BENCHMARK``), imported only when first
+A benchmark is the package ``econbench.runs.<name>``, registered by its name in
+:data:`BENCHMARKS`. Run directories, sweeps, cost estimates, resume and replay hold no
+``if benchmark == …``: a run directory is the benchmark's that its ``meta.json`` names, and
+the rest asks the benchmark's :class:`Benchmark`, found by name. Each benchmark implements one
+in ``econbench.runs.<name>.adapter`` (a module-level ``BENCHMARK``), imported only when first
 asked for, so importing this module imports no benchmark. (The reading half — frames,
 reports, figures, the viewer — is :mod:`econbench.runs.reading`.)
 """
@@ -10,18 +12,19 @@ reports, figures, the viewer — is :mod:`econbench.runs.reading`.)
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, get_args
-
-from econbench.runs.layout import Benchmark as BenchmarkName
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from econbench.agents.models.pricing import PriceTable
+    from econbench.runs.cost_estimate import PlanEstimate
     from econbench.runs.experiment import Entry, ExperimentBase
 
-BENCHMARKS: tuple[str, ...] = get_args(BenchmarkName)
-"""Every benchmark, in the order the run layer lists them."""
+BENCHMARKS: tuple[str, ...] = ("coffee", "allo")
+"""Every benchmark, in the order the run layer lists them: the name its runs' ``meta.json``
+records, its experiment files' ``benchmark`` and its package under ``econbench.runs``."""
 
 ProgressFn = Callable[[int, int], None]
 """``on_progress(done, total)``: days of a CoffeeBench run, episodes of an AlloBench cell."""
@@ -46,6 +49,14 @@ class Benchmark(Protocol):
     """The run's log that a replay compares line by line with the original's."""
     time_fields: frozenset[str]
     """Fields of ``log`` that measure time, left out of a replay's comparison."""
+
+    max_seeds: int
+    """The most seeds one experiment entry may list."""
+
+    def parse_seeds(self, text: str) -> list[int]:
+        """An experiment's seeds written as text (``"1-3"``, ``"1,5,9-12"``); ``ValueError``
+        saying why when they cannot be read."""
+        ...
 
     def experiment_schema(self) -> type[ExperimentBase]:
         """The pydantic model of this benchmark's experiment files."""
@@ -79,6 +90,17 @@ class Benchmark(Protocol):
         """Continue the run in ``run_dir`` from its checkpoint (``config``: a replacement
         from :meth:`changed_config`, refused unless ``force`` when it differs); raises
         ``ResumeError`` when it cannot."""
+        ...
+
+    def resume_from_python(self, players: Mapping[str, str]) -> str:
+        """How to resume from Python a run whose ``players`` (as ``config.json`` names them)
+        were custom objects that cannot be rebuilt from the run directory."""
+        ...
+
+    def estimate(self, entries: list[Entry], like: Path | None, prices: PriceTable) -> PlanEstimate:
+        """The entries' model calls, tokens and dollars (``econbench sweep --dry-run``), on the
+        documented basis or measured in the finished run ``like`` (one of this benchmark's;
+        ``EstimateError`` when it is not usable)."""
         ...
 
     def changed_config(

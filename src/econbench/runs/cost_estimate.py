@@ -2,19 +2,12 @@
 
 ``econbench sweep EXPERIMENT.toml --dry-run`` prints, for every entry, the model calls it
 will make, their tokens and their dollars, and the sweep's total. Calls and tokens come from
-one of two bases:
+one of two bases, each the benchmark's own (``Benchmark.estimate``):
 
-- **the documented basis** (the default). CoffeeBench: the paper's figures for ``roaster_A``
-  (the issue quoting it: about :data:`COFFEE_CALLS_PER_RUN` model calls in a 90-day run, and
-  about :data:`COFFEE_INPUT_TOKENS_PER_CALL` input tokens per call — the context a firm's
-  conversation has grown to on average, compaction included), scaled by the run's days and
-  applied to every firm a model plays (the paper reports roaster_A only; the background
-  firms are assumed to call as often with prompts as long). AlloBench: the framing's own
-  texts — one episode of the cell's framing is played with the ``never`` reference policy
-  (it never builds, so every turn is asked: an upper bound on a model's calls) and its
-  system prompt, tool schemas and per-turn observations are measured (at
-  :data:`CHARS_PER_TOKEN` characters a token); each asked turn is one model call whose
-  prompt is everything before it (the conversation grows through the episode).
+- **the documented basis** (the default). CoffeeBench: the paper's figures for ``roaster_A``,
+  scaled by the run's days, for every firm a model plays (:mod:`econbench.runs.coffee.cost`).
+  AlloBench: the framing's own texts, measured in one episode where every turn is asked
+  (:mod:`econbench.runs.allo.cost`, at :data:`CHARS_PER_TOKEN` characters a token).
 - **a measured run** (``--like RUN_DIR``): the calls and tokens a finished run of the same
   benchmark recorded in its ``summary.json`` (CoffeeBench: per model-played firm, per day;
   AlloBench: per episode), including its measured cache-hit share.
@@ -32,18 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from econbench.agents.models.base import Usage
 from econbench.agents.models.pricing import DEFAULT_PRICES, PRICE_TABLE_VERSION, PriceTable
-from econbench.runs.experiment import Entry, Plan
-from econbench.runs.layout import SUMMARY, read_json
+from econbench.runs.benchmark import get_benchmark
+from econbench.runs.experiment import Plan
+from econbench.runs.layout import benchmark_of
 
-COFFEE_PAPER_DAYS = 90
-COFFEE_CALLS_PER_RUN = 1_000
-"""Model calls of roaster_A in one 90-day CoffeeBench run (the paper: ~1,000)."""
-COFFEE_INPUT_TOKENS_PER_CALL = 90_000
-"""Input (prompt) tokens per roaster_A call, on average over the run (the paper: ~90k)."""
 OUTPUT_TOKENS_PER_CALL = 500
 """Output tokens per call, reasoning included (econbench's assumption: a tool call and a few
 sentences; the paper gives no figure). A reasoning model at high effort may write more."""
@@ -55,13 +43,6 @@ and the OpenAI-compatible APIs cache prefixes by themselves; compactions and cac
 lose some of it. The ``uncached`` column shows the bill without any cache."""
 CHARS_PER_TOKEN = 4.0
 """Characters per token for measuring prompt texts (the usual rule of thumb for English)."""
-ALLO_OUTPUT_TOKENS_PER_CALL = 200
-"""AlloBench output tokens per call (econbench's assumption: one decision tool call and a
-short reason)."""
-
-
-PROBE_POLICY = "never"
-"""The reference policy whose episode measures a framing: it is asked every turn."""
 
 
 class EstimateError(ValueError):
@@ -151,7 +132,7 @@ class PlanEstimate:
         return sorted({m for e in self.entries for m in e.unpriced})
 
 
-def _actor(
+def actor_estimate(
     actor: str, model: str, basis: CallBasis, units: float, prices: PriceTable
 ) -> ActorEstimate:
     calls = basis.calls_per_unit * units
@@ -168,24 +149,7 @@ def _actor(
     )
 
 
-# --------------------------------------------------------------------------- CoffeeBench
-
-
-def coffee_paper_basis() -> CallBasis:
-    return CallBasis(
-        calls_per_unit=COFFEE_CALLS_PER_RUN / COFFEE_PAPER_DAYS,
-        input_tokens_per_call=COFFEE_INPUT_TOKENS_PER_CALL,
-        output_tokens_per_call=OUTPUT_TOKENS_PER_CALL,
-        cache_hit_share=CACHE_HIT_SHARE,
-        source=(
-            f"the paper's roaster_A: ~{COFFEE_CALLS_PER_RUN:,} calls per {COFFEE_PAPER_DAYS}-day "
-            f"run, ~{COFFEE_INPUT_TOKENS_PER_CALL:,} input tokens per call; assumed "
-            f"{OUTPUT_TOKENS_PER_CALL} output tokens per call, {CACHE_HIT_SHARE:.0%} cache hits"
-        ),
-    )
-
-
-def _measured(
+def measured_basis(
     calls: float, inputs: float, cached: float, outputs: float, units: float, unit: str, source: str
 ) -> CallBasis:
     """Per-``unit`` calls and per-call tokens of a recorded run."""
@@ -205,111 +169,6 @@ def _measured(
     )
 
 
-def coffee_like_basis(run_dir: Path) -> CallBasis:
-    """Per day and per model-played firm, from a CoffeeBench run's ``summary.json``."""
-    summary = read_json(run_dir / SUMMARY)
-    if not isinstance(summary, dict) or not isinstance(summary.get("firms"), dict):
-        raise EstimateError(f"--like {run_dir}: not a finished CoffeeBench run (no {SUMMARY})")
-    firms = [f for f in summary["firms"].values() if isinstance(f, dict) and f.get("llm_calls")]
-    days = float(summary.get("days") or 0)
-    total = {
-        key: float(sum(f.get(key) or 0 for f in firms))
-        for key in ("llm_calls", "input_tokens", "cached_input_tokens", "output_tokens")
-    }
-    n = max(1, len(firms))
-    return _measured(
-        total["llm_calls"] / n,
-        total["input_tokens"] / n,
-        total["cached_input_tokens"] / n,
-        total["output_tokens"] / n,
-        days,
-        "day and model-played firm",
-        str(run_dir),
-    )
-
-
-def coffee_estimate(entry: Entry, basis: CallBasis, prices: PriceTable) -> EntryEstimate:
-    from econbench.coffee.config import FIRMS, is_model
-    from econbench.runs.coffee.config import RunConfig
-
-    config = RunConfig.model_validate(entry.config)
-    out = EntryEstimate(entry.id)
-    for firm in FIRMS:
-        name = config.policy_for(firm)
-        if is_model(name):
-            out.actors.append(_actor(firm, name, basis, float(config.days), prices))
-    return out
-
-
-# --------------------------------------------------------------------------- AlloBench
-
-
-def allo_framing_basis(entry: Entry) -> CallBasis:
-    """Calls and prompt sizes per episode of the entry's framing, from its own texts."""
-    from econbench.allo.actors import PolicyActorFactory
-    from econbench.allo.runner import play_episode
-    from econbench.allo.stream import generate_stream
-    from econbench.runs.allo.experiment import cell_of
-
-    spec, _ = cell_of(entry)
-    framing = spec.make_framing()
-    stream = generate_stream(spec.seeds[0], spec.stream_config)
-    factory = PolicyActorFactory(
-        PROBE_POLICY, spec.stream_config, cost=spec.cost, budget=spec.budget
-    )
-    episode = play_episode(framing, factory, stream, cost=spec.cost, budget=spec.budget)
-    probe = framing.episode(stream, spec.cost, spec.budget)
-    fixed = len(probe.system_prompt()) + sum(len(str(t.openai_schema())) for t in probe.tools())
-    asked = [t for t in episode.record["turns"] if t.get("observation")]
-    prompt_chars, so_far = 0.0, 0.0
-    reply_chars = ALLO_OUTPUT_TOKENS_PER_CALL * CHARS_PER_TOKEN
-    for turn in asked:  # each call sees the system prompt and every earlier turn
-        so_far += len(turn["observation"])
-        prompt_chars += fixed + so_far
-        so_far += reply_chars
-    calls = max(1, len(asked))
-    return CallBasis(
-        calls_per_unit=calls,
-        input_tokens_per_call=prompt_chars / calls / CHARS_PER_TOKEN,
-        output_tokens_per_call=ALLO_OUTPUT_TOKENS_PER_CALL,
-        cache_hit_share=CACHE_HIT_SHARE,
-        source=(
-            f"each framing's own texts (one '{PROBE_POLICY}' episode, every turn asked: system "
-            "prompt, tools and "
-            f"observations at {CHARS_PER_TOKEN:g} characters a token); assumed "
-            f"{ALLO_OUTPUT_TOKENS_PER_CALL} output tokens per call, {CACHE_HIT_SHARE:.0%} "
-            "cache hits"
-        ),
-    )
-
-
-def allo_like_basis(run_dir: Path) -> CallBasis:
-    """Per episode, from an AlloBench cell's ``summary.json``."""
-    summary = read_json(run_dir / SUMMARY)
-    if not isinstance(summary, dict) or "episodes" not in summary:
-        raise EstimateError(f"--like {run_dir}: not a finished AlloBench cell (no {SUMMARY})")
-    return _measured(
-        float(summary.get("llm_calls") or 0),
-        float(summary.get("input_tokens") or 0),
-        float(summary.get("cached_input_tokens") or 0),
-        float(summary.get("output_tokens") or 0),
-        float(summary.get("episodes") or 0),
-        "episode",
-        str(run_dir),
-    )
-
-
-def allo_estimate(entry: Entry, basis: CallBasis | None, prices: PriceTable) -> EntryEstimate:
-    spec_policy = entry.config["cell"]["policy"]
-    out = EntryEstimate(entry.id)
-    if "/" not in spec_policy:  # a reference policy makes no model calls
-        return out
-    basis = basis or allo_framing_basis(entry)
-    episodes = float(len(entry.config["cell"]["seeds"]))
-    out.actors.append(_actor("cell", spec_policy, basis, episodes, prices))
-    return out
-
-
 # --------------------------------------------------------------------------- the plan
 
 
@@ -317,40 +176,10 @@ def estimate_plan(
     plan: Plan, *, like: Path | None = None, prices: PriceTable = DEFAULT_PRICES
 ) -> PlanEstimate:
     """Every entry's calls, tokens and dollars (see the module doc for the basis)."""
-    from econbench.runs.layout import benchmark_of
-
     if like is not None:
         found = benchmark_of(like)
         if found is None:
             raise EstimateError(f"--like {like} is not a run directory")
         if found != plan.benchmark:
             raise EstimateError(f"--like {like} is a {found} run; this is a {plan.benchmark} sweep")
-    if plan.benchmark == "coffee":
-        basis = coffee_like_basis(like) if like is not None else coffee_paper_basis()
-        entries = [coffee_estimate(e, basis, prices) for e in plan.entries]
-        return PlanEstimate(entries, basis.source)
-    allo_basis = allo_like_basis(like) if like is not None else None
-    framing_bases: dict[tuple[Any, ...], CallBasis] = {}
-    entries = []
-    for entry in plan.entries:
-        cell = entry.config["cell"]
-        basis = allo_basis
-        if basis is None and "/" in cell["policy"]:
-            key = (
-                cell["framing"],
-                cell["skin"],
-                cell["protocol"],
-                cell.get("condition"),
-                cell["budget"],
-                cell["cost"],
-            )
-            if key not in framing_bases:
-                framing_bases[key] = allo_framing_basis(entry)
-            basis = framing_bases[key]
-        entries.append(allo_estimate(entry, basis, prices))
-    source = (
-        allo_basis.source
-        if allo_basis is not None
-        else (next(iter(framing_bases.values())).source if framing_bases else "no model calls")
-    )
-    return PlanEstimate(entries, source)
+    return get_benchmark(plan.benchmark).estimate(plan.entries, like, prices)

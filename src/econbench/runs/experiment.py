@@ -91,14 +91,14 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-def seed_list(value: Any) -> tuple[int, ...] | None:
-    """``[1, 2, 3]`` or ``"1-3"`` / ``"1,5,9-12"`` → a tuple of distinct non-negative seeds."""
-    from econbench.allo.stream import MAX_SEEDS, parse_seeds
-
+def seed_list(value: Any, benchmark: Benchmark) -> tuple[int, ...] | None:
+    """``[1, 2, 3]`` or ``"1-3"`` / ``"1,5,9-12"`` → a tuple of distinct non-negative seeds
+    (the text read as the ``benchmark`` reads it: ``Benchmark.parse_seeds``)."""
     if value is None:
         return None
+    bench = get_benchmark(benchmark)
     if isinstance(value, str):
-        seeds = parse_seeds(value)
+        seeds = bench.parse_seeds(value)
     elif isinstance(value, list | tuple):
         if not value:
             raise ValueError("give at least one seed")
@@ -111,8 +111,8 @@ def seed_list(value: Any) -> tuple[int, ...] | None:
         seeds = list(value)
     else:
         raise ValueError("seeds must be a list of integers or a string like '1-5'")
-    if len(seeds) > MAX_SEEDS:
-        raise ValueError(f"more than {MAX_SEEDS:,} seeds")
+    if len(seeds) > bench.max_seeds:
+        raise ValueError(f"more than {bench.max_seeds:,} seeds")
     if any(s > MAX_SEED for s in seeds):
         raise ValueError(f"seeds must be at most {MAX_SEED}")
     return tuple(seeds)

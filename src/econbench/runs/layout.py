@@ -25,7 +25,9 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from econbench.runs.benchmark import BENCHMARKS
 
 CONFIG = "config.json"
 META = "meta.json"
@@ -51,7 +53,9 @@ RUN_FILES = frozenset(
 )
 """Every file the run layer writes into a run directory, besides its ``.lock``."""
 
-Benchmark = Literal["coffee", "allo"]
+Benchmark = str
+"""A benchmark's name, as a run's ``meta.json`` records it (one of
+:data:`econbench.runs.benchmark.BENCHMARKS`)."""
 
 
 def read_json(path: Path) -> Any:
@@ -67,21 +71,18 @@ def is_run_meta(data: Any) -> bool:
     marker that tells a run directory from any other."""
     return (
         isinstance(data, dict)
-        and data.get("benchmark") in ("coffee", "allo")
+        and data.get("benchmark") in BENCHMARKS
         and isinstance(data.get("schema_version"), int)
         and not isinstance(data.get("schema_version"), bool)
     )
 
 
 def benchmark_of(run_dir: Path) -> Benchmark | None:
-    """``coffee`` or ``allo`` for a run directory, ``None`` for anything else."""
+    """The benchmark a run directory's ``meta.json`` names (every run writes it first),
+    ``None`` for anything else."""
     meta = read_json(run_dir / META)
-    if isinstance(meta, dict) and meta.get("benchmark") in ("coffee", "allo"):
-        return meta["benchmark"]
-    if (run_dir / EVENTS).exists() and (run_dir / CONFIG).exists():
-        return "coffee"
-    if (run_dir / EPISODES).exists() and (run_dir / CONFIG).exists():
-        return "allo"
+    if isinstance(meta, dict) and meta.get("benchmark") in BENCHMARKS:
+        return str(meta["benchmark"])
     return None
 
 

@@ -12,9 +12,9 @@ import importlib
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Protocol
 
-from econbench.runs.layout import Benchmark
+from econbench.runs.benchmark import BENCHMARKS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,9 +22,6 @@ if TYPE_CHECKING:
     from econbench.runs.figures import FigureFile
     from econbench.runs.frames import RunFrames
     from econbench.runs.report import Section
-
-BENCHMARKS: tuple[str, ...] = get_args(Benchmark)
-"""Every benchmark, in the order a report shows them."""
 
 
 class BenchmarkReader(Protocol):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench import __version__
-from econbench.runs.benchmark import ProgressFn, ResumeError, get_benchmark
+from econbench.runs.benchmark import BENCHMARKS, ProgressFn, ResumeError, get_benchmark
 from econbench.runs.checkpoint import RunFileError, is_final, read_checkpoint
 from econbench.runs.layout import (
     CHECKPOINT,
@@ -85,12 +85,7 @@ def custom_refusal(run_dir: Path, players: Mapping[str, str], benchmark: str) ->
     """Why a run played by custom policies cannot be resumed from its directory, and how to
     resume it from Python instead (one line)."""
     who = ", ".join(f"{k} = {v!r}" for k, v in players.items())
-    firms = ", ".join(f"{firm!r}: ..." for firm in players)
-    how = (
-        "econbench.api.resume_allo(run_dir, actor=...)"
-        if benchmark == "allo"
-        else f"econbench.api.resume_coffee(run_dir, policies={{{firms}}})"
-    )
+    how = get_benchmark(benchmark).resume_from_python(players)
     return (
         f"{run_dir} was played by a custom policy ({who}), which cannot be rebuilt from the run "
         f"directory; resume it from Python with the same policy: {how}"
@@ -159,7 +154,7 @@ def resume_run(
         raise ResumeError(f"{run_dir} is being written by another live process")
     if status == "new":
         if any(run_dir.iterdir()) and holds_unplayed_run(run_dir, RUN_LOGS):
-            bench = benchmark_of(run_dir) or "coffee|allo"
+            bench = benchmark_of(run_dir) or "|".join(BENCHMARKS)
             raise ResumeError(
                 f"{run_dir} holds no run that can be resumed: it was killed before it wrote "
                 f"{CONFIG} (nothing was played); start it again with `econbench {bench} run "

@@ -1,8 +1,10 @@
 """The framing ladder (docs/allobench.md §4): one game in four renderings, from balls to real code.
 
-``get_framing("r0", skin="chest")`` builds a framing; ``FRAMINGS`` maps each rung's name to its
-class. Every framing plays the same stream with the same seeds; see ``base.py`` for the
-interface the runner uses and each module for its rung's rules. ``protocol`` (``PROTOCOLS``)
+``get_framing("r0", skin="chest")`` builds a framing; ``FRAMINGS`` (``registry.py``) maps each
+rung's key to its class, in ladder order: each framing declares its key, order, title, reply
+style and report label on its class and registers with ``@register``. Every framing plays
+the same stream with the same seeds; see ``base.py`` for the interface the runner uses and each
+module for its rung's rules. ``protocol`` (``PROTOCOLS``)
 chooses the paper's texts and turn rules (``"paper"``, the default) or econbench's earlier ones
 (``"econbench"``).
 """
@@ -18,44 +20,45 @@ from econbench.allo.framings.base import (
     TurnOutcome,
     check_protocol,
 )
-from econbench.allo.framings.build import BuildFraming
-from econbench.allo.framings.code import CodeFraming, check_solver_code
-from econbench.allo.framings.declarative import DeclarativeFraming
-from econbench.allo.framings.urn import SKIN_NAMES, UrnFraming, get_skin, parse_decision
-from econbench.allo.framings.urn_tool import UrnToolFraming
-from econbench.suggest import did_you_mean
 
-FRAMINGS: dict[str, type[Framing]] = {
-    "r0": UrnFraming,
-    "r1": DeclarativeFraming,
-    "r2": CodeFraming,
-    "r3": BuildFraming,
-    "r0-tool": UrnToolFraming,  # the paper's keep/pass tool-call probe of R0
-}
+# Importing a framing's module registers it (``@register``).
+from econbench.allo.framings.build import BuildFraming  # noqa: F401
+from econbench.allo.framings.code import CodeFraming, check_solver_code  # noqa: F401
+from econbench.allo.framings.declarative import DeclarativeFraming  # noqa: F401
+from econbench.allo.framings.registry import (
+    FRAMINGS,
+    framing_class,
+    framing_label,
+    ladder_order,
+    register,
+)
+from econbench.allo.framings.urn import (  # noqa: F401
+    SKIN_NAMES,
+    UrnFraming,
+    get_skin,
+    parse_decision,
+)
+from econbench.allo.framings.urn_tool import UrnToolFraming  # noqa: F401
 
 
 def get_framing(
     name: str, *, skin: str = "default", protocol: str = "paper", **options: Any
 ) -> Framing:
-    """The framing called ``name`` ("r0".."r3", "r0-tool") under ``protocol``; ``skin``
-    applies to R0 (and its tool-call probe) only.
+    """The framing registered as ``name`` ("r0".."r3", "r0-tool") under ``protocol``; ``skin``
+    applies to the framings that take one (R0 and its tool-call probe) only.
 
     R3 accepts ``sandbox=`` (a ``Sandbox``) and ``workers=`` (parallel automatic runs); R1 and
     R2 accept ``state_cost=`` and ``no_call_attempts=``. Raises ``ValueError`` for an unknown
     name, skin or protocol, or a skin given to another rung.
     """
     key = name.lower().strip()
-    if key not in FRAMINGS:
-        raise ValueError(
-            f"unknown framing {name!r}{did_you_mean(name, FRAMINGS)}; "
-            f"choose one of {', '.join(FRAMINGS)}"
-        )
+    cls = FRAMINGS.get(key) or framing_class(name)
     check_protocol(protocol)
-    if key in ("r0", "r0-tool"):
-        return FRAMINGS[key](skin=skin, protocol=protocol, **options)  # type: ignore[call-arg]
+    if cls.takes_skin:
+        return cls(skin=skin, protocol=protocol, **options)  # type: ignore[call-arg]
     if skin != "default":
         raise ValueError(f"--skin applies to the r0 urn only, not to {key}")
-    return FRAMINGS[key](protocol=protocol, **options)
+    return cls(protocol=protocol, **options)  # type: ignore[call-arg]
 
 
 __all__ = [
@@ -66,7 +69,11 @@ __all__ = [
     "FramingEpisode",
     "TurnOutcome",
     "check_solver_code",
+    "framing_class",
+    "framing_label",
     "get_framing",
     "get_skin",
+    "ladder_order",
     "parse_decision",
+    "register",
 ]

@@ -36,6 +36,7 @@ from string import Template
 from typing import Any, ClassVar
 
 from econbench.agents.tools import ToolCall, Toolkit, ToolSpec
+from econbench.allo.framings.registry import ReplyStyle
 from econbench.allo.game import Turn
 from econbench.allo.stream import Stream
 
@@ -277,6 +278,10 @@ class FramingEpisode(ABC):
 class Framing(ABC):
     """A rung of the ladder: its name, protocol, limits and how to start an episode.
 
+    A concrete framing declares ``name``, ``order``, ``title``, ``label`` and ``reply_style``
+    and registers with ``@register`` (``registry.py``): that is all the rest of econbench
+    reads of it.
+
     ``max_tokens`` is the per-reply limit handed to ``Actor.start``; ``episode_max_tokens``
     caps an episode's total usage (R3); ``max_calls_per_turn`` bounds tool calls per turn;
     ``no_call_attempts`` is how many replies without a tool call a turn takes (the turn is
@@ -289,7 +294,17 @@ class Framing(ABC):
     """
 
     name: ClassVar[str]
+    """The framing's key: what ``--framing`` takes and records store (``"r2"``)."""
+    order: ClassVar[int]
+    """Its place on the ladder: reports and tables list framings by it (R0 = 0 … R3 = 3)."""
     title: ClassVar[str]
+    """What it is, in a few words (stored in every config's ``describe``)."""
+    label: ClassVar[str]
+    """How tables name it (``"R2 code"``)."""
+    reply_style: ClassVar[ReplyStyle]
+    """What a scripted actor sends on a decision turn (:data:`registry.ReplyStyle`)."""
+    takes_skin: ClassVar[bool] = False
+    """Whether ``get_framing`` passes it the R0 ``skin`` (the urn's vocabulary)."""
     uses_tools: ClassVar[bool] = True
     max_tokens: ClassVar[int]
     episode_max_tokens: ClassVar[int | None] = None
@@ -313,7 +328,6 @@ class Framing(ABC):
     """With an episode cap, each reply's token limit shrinks to what is left of the cap, but
     not below this (the paper's R3 asks for ``max(64, min(max_tokens, remaining))``); None:
     the limit never shrinks."""
-    reply_style: ClassVar[str]  # how a scripted actor answers: "text", "claim", "code", "build"
     protocol: str = "paper"
 
     @abstractmethod

@@ -70,6 +70,7 @@ from econbench.allo.framings.build_paper import (
 )
 from econbench.allo.framings.code import check_solver_code, strip_fences
 from econbench.allo.framings.declarative import TASK_HEAD, SolverEpisode
+from econbench.allo.framings.registry import register
 from econbench.allo.framings.script_runs import clip, is_exact, sandbox_record, shown
 from econbench.allo.game import Turn
 from econbench.allo.instances import (
@@ -392,6 +393,7 @@ class BuildEpisode(SolverEpisode):
         }
 
 
+@register
 class BuildFraming(Framing):
     """R3: write, run and submit real code under a sandbox.
 
@@ -410,7 +412,9 @@ class BuildFraming(Framing):
     """
 
     name = "r3"
+    order = 3
     title = "full build (scripts run in a sandbox)"
+    label = "R3 full build"
     max_tokens = 4096
     episode_max_tokens = 300_000
     reply_style = "build"

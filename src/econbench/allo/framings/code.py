@@ -32,6 +32,7 @@ from typing import Any
 from econbench.agents.tools import ToolError, tool
 from econbench.allo.framings.declarative import DecisionToolkit, SolverEpisode, SolverFraming
 from econbench.allo.framings.paper_solver import PaperCodeEpisode
+from econbench.allo.framings.registry import register
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_+-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
 
@@ -111,11 +112,14 @@ class CodeEpisode(SolverEpisode):
         return toolkit
 
 
+@register
 class CodeFraming(SolverFraming):
     """R2: claim a solver by supplying its code."""
 
     name = "r2"
+    order = 2
     title = "code (claim_solver(code) / skip_solver)"
+    label = "R2 code"
     max_tokens = 2500
     reply_style = "code"
     episode_class = CodeEpisode

@@ -45,6 +45,7 @@ from econbench.allo.framings.paper_solver import (
     PaperSolverEpisode,
     PaperSolverReader,
 )
+from econbench.allo.framings.registry import register
 from econbench.allo.game import Turn
 from econbench.allo.instances import (
     DEFAULT_PROFILE,
@@ -260,11 +261,14 @@ class SolverFraming(Framing):
         return settings
 
 
+@register
 class DeclarativeFraming(SolverFraming):
     """R1: decide-only tools over problem families."""
 
     name = "r1"
+    order = 1
     title = "declarative (claim_solver / skip_solver)"
+    label = "R1 declarative"
     max_tokens = 1500
     reply_style = "claim"
     episode_class = SolverEpisode

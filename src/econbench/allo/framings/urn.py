@@ -52,6 +52,7 @@ from econbench.allo.framings.base import (
     plural,
     render,
 )
+from econbench.allo.framings.registry import register
 from econbench.allo.framings.urn_paper import (
     PaperUrnEpisode,
     PaperUrnReader,
@@ -201,11 +202,15 @@ class UrnEpisode(FramingEpisode):
         return outcome_of_reply(text)
 
 
+@register
 class UrnFraming(Framing):
     """R0: the urn, in one of the skins."""
 
     name = "r0"
+    order = 0
     title = "urn (free-text KEEP/PASS)"
+    label = "R0 urn"
+    takes_skin = True
     uses_tools = False
     max_tokens = 512
     max_calls_per_turn = 1

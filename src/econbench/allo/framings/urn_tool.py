@@ -57,6 +57,7 @@ from econbench.allo.framings.decision_calls import (
     plan_decision,
     several_decisions,
 )
+from econbench.allo.framings.registry import register
 from econbench.allo.framings.urn import default_state_cost, get_skin
 from econbench.allo.framings.urn_paper import (
     PaperUrnEpisode,
@@ -151,11 +152,15 @@ class UrnToolEpisode(PaperUrnEpisode):
         return TurnOutcome(False, False, reason, record={"parsed": "PASS", "how": how})
 
 
+@register
 class UrnToolFraming(Framing):
     """``r0-tool``: R0's urn decided by a ``keep`` or ``pass`` tool call (the paper's probe)."""
 
     name = "r0-tool"
+    order = 9  # a probe of R0, listed after the ladder (as reports always have)
     title = "urn (keep/pass tool call)"
+    label = "R0 keep/pass tool call"
+    takes_skin = True
     uses_tools = True
     max_tokens = 512
     max_calls_per_turn = 1

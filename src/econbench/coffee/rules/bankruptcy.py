@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from econbench.coffee import events
 from econbench.coffee.rules import shipping
+from econbench.coffee.rules.rule import Rule
 from econbench.coffee.state import Cents, Firm, dollars
 
 if TYPE_CHECKING:
@@ -85,3 +86,11 @@ def _write_off_payables(world: World, firm: Firm) -> dict[str, Cents]:
             )
         )
     return bad_debts
+
+
+RULE = Rule(
+    name="bankruptcy",
+    morning=apply,
+    events=(events.Bankruptcy, events.BatchWrittenOff, events.BadDebt),
+    state=("Firm.bankrupt",),
+)

@@ -29,7 +29,8 @@ import math
 from typing import TYPE_CHECKING
 
 from econbench.coffee import events
-from econbench.coffee.config import GREEN_ITEMS, ITEMS, ROAST_OUTPUT, EconomyConfig
+from econbench.coffee.config import FOCAL_FIRM, GREEN_ITEMS, ITEMS, ROAST_OUTPUT, EconomyConfig
+from econbench.coffee.rules.rule import Rule
 from econbench.coffee.state import Cents, Firm, dollars, to_cents
 
 if TYPE_CHECKING:
@@ -136,3 +137,17 @@ def _charge_unpaid_opex(world: World, firm: Firm) -> None:
     firm.cash -= amount
     firm.books.closing_opex += amount
     world.log(events.ClosingOpex(firm=firm.id, days=unpaid, amount=dollars(amount)))
+
+
+def close_if_over(world: World) -> None:
+    """19:00: close the books when the run ends tonight (its last day, or the focal firm failed)."""
+    if world.firm(FOCAL_FIRM).bankrupt or world.day + 1 >= world.config.days:
+        close(world)
+
+
+RULE = Rule(
+    name="closing",
+    evening=close_if_over,
+    events=(events.ClosingWritedown, events.ClosingOpex),
+    state=("closed", "Firm.books.closing"),
+)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from econbench.coffee import events
 from econbench.coffee.rules import ledger
+from econbench.coffee.rules.rule import Rule
 from econbench.coffee.state import dollars
 
 if TYPE_CHECKING:
@@ -37,3 +38,6 @@ def apply(world: World) -> None:
                 invoice_id=invoice.id, issuer=issuer.id, payer=payer.id, amount=dollars(fee)
             )
         )
+
+
+RULE = Rule(name="late_fees", evening=apply, events=(events.LateFee,))

@@ -12,8 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from econbench.agents.tools import ToolError, tool
 from econbench.coffee import events
-from econbench.coffee.state import Books, Cents, Firm, dollars, to_cents, total_outstanding
+from econbench.coffee.firm_toolkit import FirmToolkit
+from econbench.coffee.rules.rule import Rule
+from econbench.coffee.state import (
+    Books,
+    Cents,
+    Firm,
+    dollars,
+    to_cents,
+    total_outstanding,
+)
 
 if TYPE_CHECKING:
     from econbench.coffee.world import World
@@ -137,3 +147,64 @@ def income_statement(books: Books) -> dict[str, Any]:
         "closing_opex": dollars(books.closing_opex),
         "net_income": dollars(books.net_income),
     }
+
+
+# ------------------------------------------------------------------ tools
+@tool("read")
+def view_trial_balance(
+    self: FirmToolkit, period: Literal["current", "today", "yesterday"] = "current"
+) -> dict[str, Any]:
+    """Period trial balance — your own balances now and the income
+    statement summed over the period. Useful for self-monitoring your
+    own NI components day-to-day.
+
+    Balances (point-in-time, now): cash, ar, inventory, in_transit,
+    work_in_process, ap, equity; inventory_by_item gives qty, value and
+    average cost per item. Income (sums over the period): revenue,
+    returns, net_revenue, cogs, opex (fixed, spoilage, shipment and
+    production write-offs, bad debt, inventory write-downs), opex_total,
+    interest_expense, interest_income, net_income_before_closing,
+    closing_writedown, closing_opex, net_income.
+
+    Use it to inspect the env's truth ledger as it has been
+    compiled so far for the period — the same data the env uses
+    to compute your end-of-run score.
+
+    Args:
+        period: "current" — the whole run so far (default); "today";
+            or "yesterday" (an error on day 0).
+    """
+    world, me = self.world, self.me
+    sums = period_books(me, period)
+    if sums is None:
+        raise ToolError("there is no yesterday yet")
+    sheet = world.balance_sheet(me.id)
+    return {
+        "period": period,
+        "day": world.day,
+        "balances": {k: dollars(v) for k, v in sheet.items()},
+        "inventory_by_item": {
+            item: {
+                "qty": s.qty,
+                "value": dollars(s.value),
+                "avg_cost": round(s.unit_cost() / 100, 2),
+            }
+            for item, s in me.stock.items()
+        },
+        "income": income_statement(sums),
+    }
+
+
+def charge_daily_opex(world: World) -> None:
+    """09:00: every live firm pays its day's fixed costs, in the state's order."""
+    for firm in world.live_firms():
+        charge_opex(world, firm)
+
+
+RULE = Rule(
+    name="ledger",
+    morning=charge_daily_opex,
+    tools=(view_trial_balance,),
+    events=(events.Opex, events.Writedown),
+    state=("Firm.books", "Firm.cash"),
+)

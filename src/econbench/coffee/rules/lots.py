@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
+from econbench.coffee.rules.rule import Rule
 from econbench.coffee.state import Deal, Firm, Stock
+
+if TYPE_CHECKING:
+    from econbench.coffee.world import World
 
 EPS = 1e-9
 
@@ -82,3 +87,16 @@ def _returnable(deal: Deal | None, next_day: int, window: int) -> bool:
         and deal.delivered_day is not None
         and next_day - deal.delivered_day <= window
     )
+
+
+def expire_returned(world: World) -> None:
+    """19:00: tomorrow's purchases past their return window stop being lots."""
+    expire_closed(
+        world.state.deals,
+        world.state.firms.values(),
+        world.day + 1,
+        world.econ.return_window_days,
+    )
+
+
+RULE = Rule(name="lots", evening=expire_returned, state=("Stock.lots",))

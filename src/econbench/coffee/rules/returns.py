@@ -12,11 +12,20 @@ seller takes the kg back at the cost it booked for them and reverses the revenue
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from econbench.agents.tools import ToolError, tool
 from econbench.coffee import events
+from econbench.coffee.firm_toolkit import FirmToolkit
 from econbench.coffee.rules import lots, spoilage
-from econbench.coffee.state import Cents, Deal, Firm, Invoice, dollars
+from econbench.coffee.rules.rule import Rule
+from econbench.coffee.state import (
+    Cents,
+    Deal,
+    Firm,
+    Invoice,
+    dollars,
+)
 
 if TYPE_CHECKING:
     from econbench.coffee.world import World
@@ -120,3 +129,74 @@ def return_goods(
     )
     world.wake(deal.seller, f"return of {qty} kg {deal.item} from {buyer.id} on {inv.id}")
     return posting
+
+
+# ------------------------------------------------------------------ tools
+@tool("write")
+def return_shipment(
+    self: FirmToolkit, invoice_id: str, quantity_kg: int, reason: str = ""
+) -> dict[str, Any]:
+    """Return some or all of a delivered tangible-goods order against an
+    invoice. Only available to the original BUYER, only within the
+    return window (14 days) from the invoice's issue day, and only
+    while the seller is still in the market.
+
+    On a successful return the returned qty leaves your inventory
+    and goes back to the seller's, and you are credited qty × the
+    original unit price. An open invoice is credited (fully credited,
+    it closes and its late fees are forgiven); if you had already paid
+    the invoice, the seller owes you a refund invoice for the credit,
+    which it settles with `pay_invoice`. The seller's recognized revenue
+    drops by the credit.
+
+    Args:
+        invoice_id: AP invoice id you want to return against (must be a
+            tangible-goods deal you bought).
+        quantity_kg: integer kg to return. Bounded by the delivered qty
+            minus what was already returned AND by the kg of that delivery
+            you still hold: your stock of an item is a mix, and every kg you
+            roast, sell or lose takes its share of each delivery with it.
+        reason: optional free-form note (e.g. "quality issue", "over-stock").
+    """
+    world, me = self.world, self.me
+    inv: Invoice = self._lookup(world.state.invoices, invoice_id, "invoice_id")
+    if inv.kind != "sale" or inv.payer != me.id or inv.deal_id is None:
+        raise ToolError(f"invoice {invoice_id} is not a delivery to you")
+    if inv.status not in ("open", "paid"):
+        raise ToolError(f"invoice {invoice_id} is {inv.status}; nothing can be returned")
+    window = world.econ.return_window_days
+    if world.day - inv.issue_day > window:
+        raise ToolError(f"the {window}-day return window for {invoice_id} has closed")
+    qty = self._qty(quantity_kg, "quantity_kg")
+    if len(reason) > world.econ.max_body_chars:
+        raise ToolError(f"reason is longer than {world.econ.max_body_chars} characters")
+    deal: Deal = world.state.deals[inv.deal_id]
+    seller = world.firm(deal.seller)
+    if seller.bankrupt:
+        raise ToolError(f"{seller.id} is bankrupt; returns are no longer accepted")
+    left = deal.shipped_qty - deal.returned_qty
+    if qty > left:
+        raise ToolError(f"only {left} kg of deal {deal.id} can still be returned")
+    returnable = returnable_kg(me, deal)
+    if qty > returnable:
+        raise ToolError(
+            f"you still hold only {returnable} kg of what deal {deal.id} delivered: your "
+            f"{deal.item} is a mix, and what you roasted, sold or lost since took its "
+            "share of every delivery with it; only kg still held can be returned"
+        )
+    posting = return_goods(world, me, inv, deal, qty, reason)
+    credit, refund_id = posting.credit, posting.refund_invoice_id
+    return {
+        "invoice_id": inv.id,
+        "returned_kg": qty,
+        "credit": dollars(credit),
+        "invoice_status": inv.status,
+        "refund_invoice_id": refund_id,
+    }
+
+
+RULE = Rule(
+    name="returns",
+    tools=(return_shipment,),
+    events=(events.Return,),
+)

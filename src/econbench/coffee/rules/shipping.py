@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from econbench.coffee import events
 from econbench.coffee.config import EconomyConfig
 from econbench.coffee.rules import ledger
+from econbench.coffee.rules.rule import Rule
 from econbench.coffee.state import Deal, Firm, Invoice, Listing, Offer, dollars
 
 if TYPE_CHECKING:
@@ -213,3 +214,18 @@ def cancel(world: World, deal: Deal, reason: str) -> None:
     )
     for party in (deal.seller, deal.buyer):
         world.firm(party).notices.append(f"deal {deal.id} was cancelled: {reason}")
+
+
+RULE = Rule(
+    name="shipping",
+    morning=process_due,
+    events=(
+        events.Deal,
+        events.ShipmentLost,
+        events.ShipmentDelayed,
+        events.Invoice,
+        events.Delivery,
+        events.DealCancelled,
+    ),
+    state=("deals",),
+)

@@ -14,6 +14,7 @@ import math
 from typing import TYPE_CHECKING
 
 from econbench.coffee import events
+from econbench.coffee.rules.rule import Rule
 from econbench.coffee.state import Cents, Deal, Stock, dollars
 
 if TYPE_CHECKING:
@@ -82,3 +83,6 @@ def _take_reserved(deal: Deal, lost: int) -> Cents:
 def apply(world: World) -> None:
     spoil_on_hand(world)
     spoil_in_transit(world)
+
+
+RULE = Rule(name="spoilage", evening=apply, events=(events.Spoilage,))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -11,6 +12,7 @@ from econbench.agents.models.record import CallRecord
 from econbench.agents.models.registry import ModelSettings
 from econbench.agents.models.wraps import RunProviderWrap
 from econbench.allo.runner import spec_from_config
+from econbench.allo.stream import MAX_SEEDS, parse_seeds
 from econbench.runs.allo.cell import CellResumeError, CellStopped, run_cell
 from econbench.runs.allo.experiment import (
     AlloExperiment,
@@ -24,6 +26,10 @@ from econbench.runs.layout import CONFIG, EPISODES, META, RECORD, read_json
 from econbench.runs.replay import ReplayError, keyless
 from econbench.runs.resume import custom_refusal, is_custom
 
+if TYPE_CHECKING:
+    from econbench.agents.models.pricing import PriceTable
+    from econbench.runs.cost_estimate import PlanEstimate
+
 TIME_FIELDS = frozenset({"wall_s"})
 """R3's sandbox fields that measure time (left out of a replay's comparison)."""
 
@@ -34,6 +40,10 @@ class AlloBenchmark:
     name = "allo"
     log = EPISODES
     time_fields = TIME_FIELDS
+    max_seeds = MAX_SEEDS
+
+    def parse_seeds(self, text: str) -> list[int]:
+        return parse_seeds(text)
 
     def experiment_schema(self) -> type[AlloExperiment]:
         return AlloExperiment
@@ -102,6 +112,14 @@ class AlloBenchmark:
             )
         except CellResumeError as exc:
             raise ResumeError(str(exc)) from None
+
+    def resume_from_python(self, players: Mapping[str, str]) -> str:
+        return "econbench.api.resume_allo(run_dir, actor=...)"
+
+    def estimate(self, entries: list[Entry], like: Path | None, prices: PriceTable) -> PlanEstimate:
+        from econbench.runs.allo.cost import estimate
+
+        return estimate(entries, like, prices)
 
     def changed_config(
         self, run_dir: Path, config_file: Path | None, days: int | None, agents: list[str]

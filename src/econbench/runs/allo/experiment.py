@@ -91,7 +91,7 @@ class AlloExperiment(ExperimentBase):
     @field_validator("seeds", mode="before")
     @classmethod
     def _seeds(cls, value: Any) -> tuple[int, ...] | None:
-        return seed_list(value)
+        return seed_list(value, "allo")
 
     def episode_seeds(self) -> tuple[int, ...]:
         if self.seeds is not None:

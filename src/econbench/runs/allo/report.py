@@ -46,7 +46,9 @@ from typing import Any
 
 import pandas as pd
 
+from econbench.allo.framings import SKIN_NAMES, framing_class, ladder_order
 from econbench.allo.metrics import paired_ratio_bootstrap
+from econbench.allo.paper_published import RUNGS as PAPER_RUNGS
 from econbench.runs.allo.paper_check import Check, paper_checks
 from econbench.runs.allo.reading import READER, framing_name
 from econbench.runs.frames import RunFrames
@@ -78,8 +80,6 @@ PAPER_FIRST_SIGHT: dict[str, tuple[int, int, int, int]] = {
 }
 """The paper's first-sight commitment rates (%) by rung R0–R3 (docs/allobench.md §7)."""
 
-_RUNG_ORDER = {"r0": 0, "r1": 2, "r2": 3, "r3": 4}
-_SKIN_ORDER = {"default": 0, "chest": 1, "quiver": 2, "cauldron": 3}
 _REFERENCE_ORDER = ("eager", "wait", "posterior", "bayes", "hindsight", "never", "random")
 PAGE_TABLES = ("ladder", "ladder_paired", "ladder_paper", "kappa")
 """The tables ``index.html`` shows, in this order (the others are written as files only): the
@@ -243,7 +243,11 @@ def _policy_order(policy: str) -> tuple[int, int, str]:
 
 
 def _framing_order(rung: str, skin: str) -> tuple[int, int, str]:
-    return (_RUNG_ORDER.get(rung, 9), _SKIN_ORDER.get(skin, 9), f"{rung}:{skin}")
+    """Rungs in ladder order (the framing registry's), each rung's skins in ``SKIN_NAMES``
+    order; a rung or skin that is not registered raises ``ValueError``."""
+    if skin not in SKIN_NAMES:
+        raise ValueError(f"unknown skin {skin!r}; choose one of {', '.join(SKIN_NAMES)}")
+    return (ladder_order(rung), SKIN_NAMES.index(skin), f"{rung}:{skin}")
 
 
 def _cell_text(row: pd.Series) -> str:
@@ -352,7 +356,7 @@ def _left_out(pair: RungPair) -> str:
 def _ladder_rungs(mine: pd.DataFrame) -> list[tuple[str, float, bool]]:
     """A policy's default-skin rungs in ladder order, for :func:`ladder_trigger`."""
     rows = mine[mine["skin"] == "default"]
-    rows = rows.assign(_o=rows["rung"].map(lambda r: _RUNG_ORDER.get(r, 9))).sort_values("_o")
+    rows = rows.assign(_o=rows["rung"].map(ladder_order)).sort_values("_o")
     return [
         (str(r["rung"]), float(r["first_sight_rate"]), not _invalid(r)) for _, r in rows.iterrows()
     ]
@@ -432,6 +436,16 @@ _INVALID_NOTE = (
 )
 
 
+def _beyond_paper_note(cells: pd.DataFrame) -> list[str]:
+    """A note naming the rungs shown that the paper's ladder (R0–R3) does not have, by the
+    registry's label and title (none when every rung is the paper's)."""
+    extra = sorted(set(cells["rung"]) - set(PAPER_RUNGS), key=ladder_order)
+    if not extra:
+        return []
+    named = "; ".join(f"{r}: {framing_class(r).label} ({framing_class(r).title})" for r in extra)
+    return [f"Rungs beyond the paper's R0–R3, in ladder order: {named}."]
+
+
 def _setting_episodes(episodes: pd.DataFrame, budget: int, cost: float) -> pd.DataFrame:
     return episodes[(episodes["budget"] == budget) & (episodes["cost"] == cost)]
 
@@ -476,7 +490,7 @@ def ladder_table(
     data = sel.assign(_p=sel["policy"].map(order), _f=sel["framing"].map(fr_order))
     data = data.sort_values(["_p", "_f"]).drop(columns=["_p", "_f"]).reset_index(drop=True)
     notes = [_CELL_NOTE, "Reference policies (no model) are listed first, then models."]
-    notes += [_seed_note(sel), _TRIGGER_NOTE]
+    notes += [_seed_note(sel), _TRIGGER_NOTE, *_beyond_paper_note(sel)]
     if any(_invalid(r) for r in data.to_dict("records")):
         notes.append(_INVALID_NOTE)
     notes += partial_notes(data.to_dict("records"))
@@ -496,7 +510,7 @@ def ladder_table(
 def paper_table() -> Table:
     """The paper's first-sight commitment rates by rung (docs/allobench.md §7), to read
     beside ours."""
-    rungs = ["r0", "r1", "r2", "r3"]
+    rungs = list(PAPER_RUNGS)
     data = pd.DataFrame(
         [{"model": m, **dict(zip(rungs, v, strict=True))} for m, v in PAPER_FIRST_SIGHT.items()]
     )

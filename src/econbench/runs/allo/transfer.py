@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench.agents.models.registry import ModelSettings
+from econbench.allo.framings import framing_label
 from econbench.allo.runner import CellSpec, Episode
 from econbench.allo.stream import StreamConfig
 from econbench.runs.allo.cell import run_cell
@@ -47,15 +48,13 @@ class Rung:
 
 
 RUNGS: tuple[Rung, ...] = (
-    Rung("r0", "r0", "default", "R0 urn", "frontier"),
+    Rung("r0", "r0", "default", framing_label("r0"), "frontier"),
     Rung("chest", "r0", "chest", "R0 reskin: chest", "reskin"),
     Rung("quiver", "r0", "quiver", "R0 reskin: quiver", "reskin"),
     Rung("cauldron", "r0", "cauldron", "R0 reskin: cauldron", "reskin"),
-    Rung("tool-probe", "r0", "default", "R0 keep/pass tool call", "tool-probe"),
-    Rung("no-n", "r0", "default", "R0 urn, N not announced", "no-n"),
-    Rung("r1", "r1", "default", "R1 declarative", "qwen"),
-    Rung("r2", "r2", "default", "R2 code", "qwen"),
-    Rung("r3", "r3", "default", "R3 full build", "qwen"),
+    Rung("tool-probe", "r0", "default", framing_label("r0-tool"), "tool-probe"),
+    Rung("no-n", "r0", "default", f"{framing_label('r0')}, N not announced", "no-n"),
+    *(Rung(key, key, "default", framing_label(key), "qwen") for key in ("r1", "r2", "r3")),
 )
 """The paper's transfer panel (its Table "Full first-sight commitment ladder"): the urn with N
 disclosed, its reskins, the keep/pass tool-call probe, and R1–R3 with four empty-fence retries
@@ -63,16 +62,14 @@ disclosed, its reskins, the keep/pass tool-call probe, and R1–R3 with four emp
 OPTIONAL_RUNGS = ("no-n", "r3")
 """Rungs left out unless asked for (``rungs``; R3 also by ``r3=True``)."""
 ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("r0", "R0 urn", ("r0",)),
+    ("r0", framing_label("r0"), ("r0",)),
     ("chest", "reskin: chest", ("chest",)),
     ("quiver", "reskin: quiver", ("quiver",)),
     ("cauldron", "reskin: cauldron", ("cauldron",)),
     ("reskins", "reskins, pooled", ("chest", "quiver", "cauldron")),
     ("tool-probe", "keep/pass tool call", ("tool-probe",)),
-    ("no-n", "R0 urn, N not announced", ("no-n",)),
-    ("r1", "R1 declarative", ("r1",)),
-    ("r2", "R2 code", ("r2",)),
-    ("r3", "R3 full build", ("r3",)),
+    ("no-n", f"{framing_label('r0')}, N not announced", ("no-n",)),
+    *((key, framing_label(key), (key,)) for key in ("r1", "r2", "r3")),
 )
 PAPER_FIRST_SIGHT: dict[str, tuple[float, float]] = {
     "r0": (0.74, 0.06),
@@ -332,7 +329,7 @@ def transfer_markdown(result: dict[str, Any]) -> str:
 
 
 FORCED_ROWS = (
-    ("r0", "R0 urn"),
+    ("r0", framing_label("r0")),
     ("chest", "reskin: chest"),
     ("quiver", "reskin: quiver"),
     ("cauldron", "reskin: cauldron"),

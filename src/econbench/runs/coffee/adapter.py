@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -17,6 +18,10 @@ from econbench.runs.experiment import Entry
 from econbench.runs.layout import CONFIG, EVENTS, RECORD, read_json
 from econbench.runs.replay import keyless
 
+if TYPE_CHECKING:
+    from econbench.agents.models.pricing import PriceTable
+    from econbench.runs.cost_estimate import PlanEstimate
+
 
 class CoffeeBenchmark:
     """Runs, resumes and replays CoffeeBench runs; expands and checks coffee experiments."""
@@ -24,6 +29,17 @@ class CoffeeBenchmark:
     name = "coffee"
     log = EVENTS
     time_fields: frozenset[str] = frozenset()
+
+    @property
+    def max_seeds(self) -> int:
+        from econbench.allo.stream import MAX_SEEDS  # the seed syntax the commands share
+
+        return MAX_SEEDS
+
+    def parse_seeds(self, text: str) -> list[int]:
+        from econbench.allo.stream import parse_seeds
+
+        return parse_seeds(text)
 
     def experiment_schema(self) -> type[CoffeeExperiment]:
         return CoffeeExperiment
@@ -52,6 +68,15 @@ class CoffeeBenchmark:
         total = config.days if config is not None else _saved_days(run_dir)
         on_day = (lambda day: on_progress(day, total)) if on_progress is not None else None
         return resume_to_dir(run_dir, config=config, force=force, on_day=on_day, cache=cache)
+
+    def resume_from_python(self, players: Mapping[str, str]) -> str:
+        firms = ", ".join(f"{firm!r}: ..." for firm in players)
+        return f"econbench.api.resume_coffee(run_dir, policies={{{firms}}})"
+
+    def estimate(self, entries: list[Entry], like: Path | None, prices: PriceTable) -> PlanEstimate:
+        from econbench.runs.coffee.cost import estimate
+
+        return estimate(entries, like, prices)
 
     def changed_config(
         self, run_dir: Path, config_file: Path | None, days: int | None, agents: list[str]

@@ -91,7 +91,7 @@ class CoffeeExperiment(ExperimentBase):
     @field_validator("seeds", mode="before")
     @classmethod
     def _seeds(cls, value: Any) -> tuple[int, ...] | None:
-        return seed_list(value)
+        return seed_list(value, "coffee")
 
 
 def _resolve(source: Path, name: str, what: str) -> Path:

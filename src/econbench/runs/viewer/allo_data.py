@@ -7,11 +7,13 @@ an episode's turns are read from disk when the page opens it.
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 from econbench.runs import layout
+from econbench.runs.viewer.query import Ask, Route, found, path_int, query_int, with_status
 from econbench.runs.viewer.search import MAX_HITS, first_match, search_lines
 from econbench.runs.viewer.tail import JsonlTail, Line, read_span
 
@@ -105,3 +107,34 @@ class AlloData:
                     {"episode": number, "t": turn.get("t"), "field": found[0], "excerpt": found[1]}
                 )
         return {"query": query, "hits": hits, "truncated": False}
+
+    # ------------------------------------------------------------------ what the viewer serves
+
+    @staticmethod
+    def headline(config: dict[str, Any], summary: dict[str, Any] | None) -> dict[str, Any]:
+        """The figures the runs table sorts by: score and first-sight rate (empty until the
+        cell has a summary)."""
+        s = summary or {}
+        return {
+            "score": s.get("score"),
+            "first_sight_rate": s.get("first_sight_rate"),
+            "episodes": s.get("episodes"),
+            "cost_usd": s.get("cost_usd"),
+            "policy": config.get("actor") or config.get("policy"),
+            "framing": config.get("framing"),
+        }
+
+    def routes(self) -> dict[tuple[str, int], Route]:
+        """The API's AlloBench endpoints, by name and path length (see the server)."""
+        return {
+            ("episodes", 1): lambda e, r, q: with_status(e, self.episodes(query_int(q, "from", 0))),
+            ("episode", 2): lambda e, r, q: found(
+                self.episode(path_int(r[1], "episode")), "episode"
+            ),
+        }
+
+    def bundle(self, ask: Ask, safe: re.Pattern[str]) -> None:
+        """Ask every answer a static bundle holds of the cell."""
+        episodes = ask(["episodes"], {"from": 0})
+        for number in range(episodes["total"]):
+            ask(["episode", str(number)], None)

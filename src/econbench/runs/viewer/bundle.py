@@ -101,10 +101,7 @@ class BundleWriter:
     def _run(self, entry: RunEntry) -> None:
         key = entry.run_id
         self._put(["run", key], None, self.api.handle(["run", key], {}))
-        if entry.ref.benchmark == "coffee":
-            self._coffee(entry)
-        else:
-            self._allo(entry)
+        entry.data.bundle(lambda parts, query: self._ask(entry, parts, query), SAFE_NAME)
         self._calls(entry)
 
     def _ask(self, entry: RunEntry, parts: list[str], query: dict[str, Any] | None = None) -> Any:
@@ -113,22 +110,6 @@ class BundleWriter:
         )
         self._put(["run", entry.run_id, *parts], query, body)
         return body
-
-    def _coffee(self, entry: RunEntry) -> None:
-        index = self._ask(entry, ["index"])
-        self._ask(entry, ["ledger"])
-        self._ask(entry, ["daily"], {"from": 0})
-        firms = [f for f in index["firms"] if SAFE_NAME.match(f)]
-        for info in index["days"]:
-            day = info["day"]
-            self._ask(entry, ["day", str(day)])
-            for firm in firms:
-                self._ask(entry, ["transcript"], {"firm": firm, "day": day})
-
-    def _allo(self, entry: RunEntry) -> None:
-        episodes = self._ask(entry, ["episodes"], {"from": 0})
-        for number in range(episodes["total"]):
-            self._ask(entry, ["episode", str(number)])
 
     def _calls(self, entry: RunEntry) -> None:
         """Each request's new messages (and the reply), page by page as the API pages them."""

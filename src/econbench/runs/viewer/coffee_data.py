@@ -9,15 +9,27 @@ first reads whatever the run appended since the last call, so a live run keeps g
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 from econbench.coffee import events as catalogue
 from econbench.coffee.config import FIRMS
 from econbench.runs import layout
+from econbench.runs.viewer.query import (
+    ApiError,
+    Ask,
+    Query,
+    Route,
+    found,
+    path_int,
+    query_int,
+    with_status,
+)
 from econbench.runs.viewer.search import MAX_HITS, search_lines
 from econbench.runs.viewer.tail import JsonlTail, Line, is_line_start, read_from, read_span
 
@@ -426,6 +438,69 @@ class CoffeeData:
         except OSError:
             return None
         return {"events": [line.row for line in lines], "next": next_offset, "size": size}
+
+    # ------------------------------------------------------------------ what the viewer serves
+
+    @staticmethod
+    def headline(config: dict[str, Any], summary: dict[str, Any] | None) -> dict[str, Any]:
+        """The figures the runs table sorts by: net income and policy per firm (empty until
+        the run has a summary)."""
+        firms = (summary or {}).get("firms")
+        firms = firms if isinstance(firms, dict) else {}
+        agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+        policies = {f: v.get("policy") for f, v in firms.items() if isinstance(v, dict)}
+        if not policies:
+            policies = {f: p for f, p in agents.items() if f != "default"}
+        return {
+            "net_income": {f: v.get("net_income") for f, v in firms.items() if isinstance(v, dict)},
+            "policies": policies,
+            "default_policy": agents.get("default", "scripted"),
+        }
+
+    def routes(self) -> dict[tuple[str, int], Route]:
+        """The API's CoffeeBench endpoints, by name and path length (see the server)."""
+        return {
+            ("index", 1): lambda e, r, q: with_status(e, self.index()),
+            ("day", 2): self._day_answer,
+            ("transcript", 1): self._transcript_answer,
+            ("ledger", 1): lambda e, r, q: self.ledger(),
+            ("daily", 1): lambda e, r, q: with_status(e, self.daily(query_int(q, "from", 0))),
+            ("events", 1): self._events_answer,
+        }
+
+    def bundle(self, ask: Ask, safe: re.Pattern[str]) -> None:
+        """Ask every answer a static bundle holds of the run (``safe``: the names a file
+        name may take)."""
+        index = ask(["index"], None)
+        ask(["ledger"], None)
+        ask(["daily"], {"from": 0})
+        firms = [f for f in index["firms"] if safe.match(f)]
+        for info in index["days"]:
+            day = info["day"]
+            ask(["day", str(day)], None)
+            for firm in firms:
+                ask(["transcript"], {"firm": firm, "day": day})
+
+    def _day_answer(self, entry: Any, rest: list[str], query: Query) -> Any:
+        day = path_int(rest[1], "day")
+        firm = (query.get("firm") or [None])[0]
+        events = found(self.day(day, firm), "day")
+        return {"day": day, "firm": firm, "events": events}
+
+    def _transcript_answer(self, entry: Any, rest: list[str], query: Query) -> Any:
+        firm = (query.get("firm") or [""])[0]
+        if not firm:
+            raise ApiError(HTTPStatus.BAD_REQUEST, "missing query parameter 'firm'")
+        return found(self.transcript(firm, query_int(query, "day")), "day")
+
+    def _events_answer(self, entry: Any, rest: list[str], query: Query) -> Any:
+        offset = query_int(query, "from", 0)
+        # A page is at most MAX_EVENTS_BYTES whatever is asked: ask again from "next".
+        max_bytes = min(query_int(query, "max_bytes", MAX_EVENTS_BYTES), MAX_EVENTS_BYTES)
+        out = self.events_from(offset, max_bytes)
+        if out is None:
+            raise ApiError(HTTPStatus.BAD_REQUEST, f"byte {offset} is not where a line starts")
+        return with_status(entry, out)
 
 
 def _parties(ev: dict[str, Any]) -> set[str]:

@@ -54,32 +54,6 @@ def sweep_of(root: Path) -> dict[str, Any] | None:
     }
 
 
-def headline(benchmark: str, config: dict[str, Any], summary: dict[str, Any] | None) -> dict:
-    """The figures the runs table sorts by: net income and policy per firm (CoffeeBench), or
-    score and first-sight rate (AlloBench); empty until the run has a summary."""
-    if benchmark == "coffee":
-        firms = (summary or {}).get("firms")
-        firms = firms if isinstance(firms, dict) else {}
-        agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
-        policies = {f: v.get("policy") for f, v in firms.items() if isinstance(v, dict)}
-        if not policies:
-            policies = {f: p for f, p in agents.items() if f != "default"}
-        return {
-            "net_income": {f: v.get("net_income") for f, v in firms.items() if isinstance(v, dict)},
-            "policies": policies,
-            "default_policy": agents.get("default", "scripted"),
-        }
-    s = summary or {}
-    return {
-        "score": s.get("score"),
-        "first_sight_rate": s.get("first_sight_rate"),
-        "episodes": s.get("episodes"),
-        "cost_usd": s.get("cost_usd"),
-        "policy": config.get("actor") or config.get("policy"),
-        "framing": config.get("framing"),
-    }
-
-
 @dataclass
 class RunEntry:
     """One run found by the scan, with its incremental reader."""
@@ -101,7 +75,7 @@ class RunEntry:
             "status": self.ref.status,
             "brief": brief(self.ref.benchmark, self.config, self.ref.meta),
             "seed": self.ref.meta.get("seed", self.config.get("seed")),
-            "headline": headline(self.ref.benchmark, self.config, self.ref.summary),
+            "headline": self.data.headline(self.config, self.ref.summary),
         }
 
     def overview(self) -> dict[str, Any]:

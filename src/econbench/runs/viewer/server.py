@@ -50,16 +50,18 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from econbench.jsonio import json_line
 from econbench.runs.viewer.data import Catalog, RunEntry, sweep_of
+from econbench.runs.viewer.query import (
+    ApiError,
+    Route,
+    found,
+    query_int,
+)
 from econbench.runs.viewer.record_data import RecordData, RecordUnavailable
-
-if TYPE_CHECKING:
-    from econbench.runs.viewer.allo_data import AlloData
-    from econbench.runs.viewer.coffee_data import CoffeeData
 
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -76,10 +78,6 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 LOOPBACK_NAMES = {"localhost"}
-MAX_QUERY_INT = 2**53 - 1
-"""The largest number a query or path takes (the page's JavaScript holds integers exactly up
-to here); a larger one is a 400 naming the limit, not a crash deep in a file read."""
-_MAX_DIGITS = len(str(MAX_QUERY_INT))
 IDLE_TIMEOUT_S = 30.0
 """How long a client may be silent before its request, and how long the request may take
 to arrive whole or its answer to be taken (a browser needs milliseconds)."""
@@ -91,14 +89,6 @@ MAX_WAITING = 256
 
 class NotLoopbackError(ValueError):
     """The viewer was asked to listen on an address other machines could reach."""
-
-
-class ApiError(Exception):
-    """A request the API answers with an error status and a message."""
-
-    def __init__(self, status: HTTPStatus, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def check_loopback(host: str) -> str:
@@ -137,62 +127,12 @@ def _static(name: str) -> bytes:
     return resources.files("econbench.runs.viewer").joinpath("static", name).read_bytes()
 
 
-def _int(query: dict[str, list[str]], key: str, default: int | None = None) -> int:
-    values = query.get(key)
-    if not values:
-        if default is None:
-            raise ApiError(HTTPStatus.BAD_REQUEST, f"missing query parameter {key!r}")
-        return default
-    text = values[0].strip()
-    digits = text.removeprefix("-").removeprefix("+")
-    if not (digits.isascii() and digits.isdigit()):  # int() also takes "٣", "1_0", "²"
-        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be an integer")
-    if text.startswith("-") and digits.strip("0"):
-        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must not be negative")
-    if len(digits.lstrip("0")) > _MAX_DIGITS or int(digits) > MAX_QUERY_INT:
-        raise ApiError(HTTPStatus.BAD_REQUEST, f"{key} must be at most {MAX_QUERY_INT}")
-    return int(digits)
-
-
-def _path_int(text: str, what: str) -> int:
-    if not (text.isascii() and text.isdigit()) or len(text.lstrip("0")) > _MAX_DIGITS:
-        raise ApiError(HTTPStatus.NOT_FOUND, f"no such {what}: {text[:40]!r}")
-    return int(text)
-
-
-def _found(value: Any, what: str) -> Any:
-    if value is None:
-        raise ApiError(HTTPStatus.NOT_FOUND, f"no such {what}")
-    return value
-
-
-def _coffee(entry: RunEntry) -> CoffeeData:
-    from econbench.runs.viewer.coffee_data import CoffeeData  # read when a run is, not before
-
-    if not isinstance(entry.data, CoffeeData):
-        raise ApiError(HTTPStatus.NOT_FOUND, "not a CoffeeBench run")
-    return entry.data
-
-
-def _allo(entry: RunEntry) -> AlloData:
-    from econbench.runs.viewer.allo_data import AlloData
-
-    if not isinstance(entry.data, AlloData):
-        raise ApiError(HTTPStatus.NOT_FOUND, "not an AlloBench cell")
-    return entry.data
-
-
 def _record(read: Callable[[RecordData], Any], entry: RunEntry) -> Any:
     """``read`` applied to the run's record; a 404 saying why when there is none."""
     try:
         return read(RecordData(entry.ref.path))
     except RecordUnavailable as exc:
         raise ApiError(HTTPStatus.NOT_FOUND, str(exc)) from None
-
-
-def _with_status(entry: RunEntry, body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` with what a polling page needs to know besides: status and progress."""
-    return {"status": entry.ref.status, "progress": entry.progress(), **body}
 
 
 class Api:
@@ -216,26 +156,18 @@ class Api:
         rest = parts[2:]
         if not rest:
             return entry.overview()
-        route = self._routes().get((rest[0], len(rest)))
+        route = self._routes(entry).get((rest[0], len(rest)))
         if route is None:
             raise ApiError(HTTPStatus.NOT_FOUND, "no such endpoint")
         return route(entry, rest, query)
 
-    def _routes(self) -> dict[tuple[str, int], Callable[..., Any]]:
+    def _routes(self, entry: RunEntry) -> dict[tuple[str, int], Route]:
+        """The endpoints of every run, then those its benchmark's viewer data serves."""
         return {
-            ("index", 1): lambda e, r, q: _with_status(e, _coffee(e).index()),
-            ("day", 2): self._day,
-            ("transcript", 1): self._transcript,
-            ("ledger", 1): lambda e, r, q: _coffee(e).ledger(),
-            ("daily", 1): lambda e, r, q: _with_status(e, _coffee(e).daily(_int(q, "from", 0))),
-            ("events", 1): self._events,
-            ("episodes", 1): lambda e, r, q: _with_status(e, _allo(e).episodes(_int(q, "from", 0))),
-            ("episode", 2): lambda e, r, q: _found(
-                _allo(e).episode(_path_int(r[1], "episode")), "episode"
-            ),
             ("calls", 1): lambda e, r, q: _record(lambda d: d.agents(), e),
             ("search", 1): self._search,
             ("call", 1): self._call,
+            **entry.data.routes(),
         }
 
     def _search(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
@@ -254,32 +186,8 @@ class Api:
         agent = (query.get("agent") or [""])[0]
         if not agent:
             raise ApiError(HTTPStatus.BAD_REQUEST, "missing query parameter 'agent'")
-        n, start = _int(query, "n"), _int(query, "from", 0)
-        return _found(_record(lambda d: d.call(agent, n, start), entry), "call")
-
-    def _day(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
-        day = _path_int(rest[1], "day")
-        firm = (query.get("firm") or [None])[0]
-        events = _found(_coffee(entry).day(day, firm), "day")
-        return {"day": day, "firm": firm, "events": events}
-
-    def _transcript(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
-        firm = (query.get("firm") or [""])[0]
-        if not firm:
-            raise ApiError(HTTPStatus.BAD_REQUEST, "missing query parameter 'firm'")
-        return _found(_coffee(entry).transcript(firm, _int(query, "day")), "day")
-
-    def _events(self, entry: RunEntry, rest: list[str], query: dict[str, list[str]]) -> Any:
-        from econbench.runs.viewer.coffee_data import MAX_EVENTS_BYTES
-
-        data = _coffee(entry)
-        offset = _int(query, "from", 0)
-        # A page is at most MAX_EVENTS_BYTES whatever is asked: ask again from "next".
-        max_bytes = min(_int(query, "max_bytes", MAX_EVENTS_BYTES), MAX_EVENTS_BYTES)
-        out = data.events_from(offset, max_bytes)
-        if out is None:
-            raise ApiError(HTTPStatus.BAD_REQUEST, f"byte {offset} is not where a line starts")
-        return _with_status(entry, out)
+        n, start = query_int(query, "n"), query_int(query, "from", 0)
+        return found(_record(lambda d: d.call(agent, n, start), entry), "call")
 
 
 class _RequestReader(io.RawIOBase):
