@@ -64,7 +64,7 @@ def layer(module: str) -> str:
 
 FORBIDDEN = {
     "coffee": {"runs", "cli", "agents.models"},
-    "allo": {"runs", "cli"},
+    "allo": {"runs", "cli", "agents.models"},
     "agents": {"coffee", "allo", "runs", "cli"},
     "agents.models": {"coffee", "allo", "runs", "cli"},
 }

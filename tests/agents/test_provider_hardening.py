@@ -353,7 +353,7 @@ def test_the_event_recording_a_cut_call_says_so() -> None:
 
 def test_allobench_keeps_the_note_of_a_cut_reply_in_the_reply_record() -> None:
     from econbench.agents.policy import UserText
-    from econbench.allo.llm_actor import LLMActor
+    from econbench.runs.allo.llm_actor import LLMActor
 
     model = ScriptedModel("big", outputs=[ModelOutput(model="big", text="x" * 1_000_000)])
     loop = asyncio.new_event_loop()

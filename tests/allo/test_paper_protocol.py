@@ -28,10 +28,10 @@ from econbench.allo.framings.covers import (
 from econbench.allo.framings.paper_solver import PaperSolverReader
 from econbench.allo.game import Game
 from econbench.allo.instances import episode_instances
-from econbench.allo.llm_actor import LLMActor
 from econbench.allo.runner import CellSpec, play_episode, spec_from_config, with_protocol
 from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_stream
 from econbench.runs.allo.experiment import cell_of
+from econbench.runs.allo.llm_actor import LLMActor
 from econbench.runs.diff import config_diff
 from econbench.runs.experiment import load_plan
 

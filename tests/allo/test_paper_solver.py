@@ -22,9 +22,9 @@ from econbench.agents.models.scripted import ScriptedModel, ScriptedRequest
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import Framing, render
-from econbench.allo.llm_actor import LLMActorFactory
 from econbench.allo.runner import Episode, play_episode
 from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.runs.allo.llm_actor import LLMActorFactory
 
 CFG = StreamConfig()
 SEED = 2000

@@ -18,30 +18,30 @@ pytest.importorskip("peft")
 from typer.testing import CliRunner  # noqa: E402
 
 from econbench.agents.models.hf.tiny import make_tiny_llama  # noqa: E402
-from econbench.allo.posttrain.actions import ActionTokens  # noqa: E402
-from econbench.allo.posttrain.ppo import (  # noqa: E402
+from econbench.allo.stream import Stream, StreamConfig  # noqa: E402
+from econbench.cli import app  # noqa: E402
+from econbench.runs.allo.posttrain.actions import ActionTokens  # noqa: E402
+from econbench.runs.allo.posttrain.ppo import (  # noqa: E402
     ValueNet,
     advantages,
     categorical_kl,
     fit_value,
     ppo_loss,
 )
-from econbench.allo.posttrain.returns import critic_inputs, score_decisions  # noqa: E402
-from econbench.allo.posttrain.rollout import (  # noqa: E402
+from econbench.runs.allo.posttrain.returns import critic_inputs, score_decisions  # noqa: E402
+from econbench.runs.allo.posttrain.rollout import (  # noqa: E402
     EpisodeRollout,
     LMPolicy,
     collect,
     two_way_logprobs,
 )
-from econbench.allo.posttrain.scoring import (  # noqa: E402
+from econbench.runs.allo.posttrain.scoring import (  # noqa: E402
     action_logp,
     decision_terms,
     per_decision_kl,
     position_logits,
     trained_positions,
 )
-from econbench.allo.stream import Stream, StreamConfig  # noqa: E402
-from econbench.cli import app  # noqa: E402
 
 torch.set_num_threads(1)
 runner = CliRunner()
@@ -124,8 +124,8 @@ def _scored_rollout(keeps: list[bool]) -> EpisodeRollout:
 
 
 def test_the_privileged_critic_reads_the_true_rate_and_the_public_one_does_not() -> None:
-    from econbench.allo.posttrain.config import TrainConfig, config_features
-    from econbench.allo.posttrain.trainer import build_batch
+    from econbench.runs.allo.posttrain.config import TrainConfig, config_features
+    from econbench.runs.allo.posttrain.trainer import build_batch
 
     keeps = [False] * 10  # nothing kept: every turn is a decision, traps (2, 3) included
     outcomes, _ = score_decisions(fixed_stream(), keeps, cost=0.0, budget=2)
@@ -151,7 +151,7 @@ def test_the_privileged_critic_reads_the_true_rate_and_the_public_one_does_not()
 
 
 def test_the_defaults_are_the_papers_recipe() -> None:
-    from econbench.allo.posttrain.config import TrainConfig
+    from econbench.runs.allo.posttrain.config import TrainConfig
 
     config = TrainConfig(model="m")
     assert config.epochs == 1 and config.critic == "privileged" and config.kl == 0.05
@@ -322,8 +322,8 @@ def test_a_free_text_step_runs_end_to_end_and_the_parser_reads_the_decisions(
 
     from econbench.agents.models.hf.loading import load_tokenizer
     from econbench.allo.framings.urn import parse_decision
-    from econbench.allo.posttrain.config import TrainConfig
-    from econbench.allo.posttrain.trainer import attach_adapter, build_batch, ppo_update
+    from econbench.runs.allo.posttrain.config import TrainConfig
+    from econbench.runs.allo.posttrain.trainer import attach_adapter, build_batch, ppo_update
 
     tokenizer = load_tokenizer(tiny)
     base = AutoModelForCausalLM.from_pretrained(tiny, dtype=torch.float32)
@@ -483,7 +483,7 @@ def test_bad_training_settings_are_one_line_errors(
 
 
 def test_training_seeds_advance_per_step_and_never_touch_the_evaluation_seeds() -> None:
-    from econbench.allo.posttrain.config import TrainConfig
+    from econbench.runs.allo.posttrain.config import TrainConfig
 
     default = TrainConfig(model="m", seeds_per_step=3)
     assert default.step_seeds(0) == [9000, 9001, 9002] and default.step_seeds(2)[0] == 9006
@@ -588,7 +588,7 @@ def test_eval_transfer_writes_the_before_after_table(trained: Path, tiny: Path) 
 
 
 def test_forced_choice_pools_the_reskins_from_their_episodes() -> None:
-    from econbench.allo.posttrain.forced import _pool_rows
+    from econbench.runs.allo.posttrain.forced import _pool_rows
 
     rows = [
         {"episodes": 1, "decisions": 10, "commits": 2, "first_sight_commits": 1, "utility": 9.0,

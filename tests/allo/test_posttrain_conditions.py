@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from tests.allo.paper_conformance import fixture
 
 from econbench.allo.game import Game
-from econbench.allo.posttrain.config import TrainConfig, train_framing
 from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.runs.allo.posttrain.config import TrainConfig, train_framing
 
 ROLLOUT_FILES = {"frontier": "r0_rl_rollout_n", "no-n": "r0_rl_rollout_no_n"}
 """The paper's ``rl_rollout.collect_batch`` requests (Run 2 and Run 1), captured from its code."""

@@ -20,10 +20,10 @@ from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.build_paper import PaperProblemReader
 from econbench.allo.game import Game
 from econbench.allo.instances import episode_instances
-from econbench.allo.llm_actor import anthropic_input_tokens
 from econbench.allo.runner import Episode, _Session, play_episode
 from econbench.allo.sandbox import Sandbox
 from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.runs.allo.llm_actor import anthropic_input_tokens
 
 CFG = StreamConfig()
 SMALL = StreamConfig(n_classes=6, n_tasks=40, budget=2)  # bayes solves fast here
@@ -449,7 +449,7 @@ def test_a_reply_s_limit_shrinks_to_what_is_left_of_the_cap(paper: BuildFraming)
 def test_a_model_s_reply_limit_is_the_smaller_of_its_own_and_what_is_left() -> None:
     from econbench.agents.models.registry import ModelSettings, register_scripted
     from econbench.allo.actors import EpisodeInfo
-    from econbench.allo.llm_actor import LLMActorFactory
+    from econbench.runs.allo.llm_actor import LLMActorFactory
 
     model = register_scripted("r3-limits", lambda messages, tools: "ok")
     stream = generate_stream(2000, CFG)

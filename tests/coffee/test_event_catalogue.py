@@ -110,6 +110,24 @@ def test_every_definition_has_a_docstring_and_its_fields_in_order() -> None:
     assert events.EVENT_SCHEMA_VERSION >= 1
 
 
+def test_no_event_class_shares_its_name_with_a_state_or_call_class() -> None:
+    """An event is named for what happened (``DealStruck``), never like the state it changes
+    (``Deal``), the actor's ``ToolCall`` or the run layer's ``RunStopped``."""
+    import econbench.agents.tools as tools
+    import econbench.coffee.exploits.plans as plans
+    import econbench.coffee.paper.records as records
+    import econbench.coffee.state as state
+    import econbench.runs.coffee.run as run
+
+    taken = {
+        name
+        for module in (state, tools, records, plans, run)
+        for name, obj in vars(module).items()
+        if isinstance(obj, type) and obj.__module__ == module.__name__
+    }
+    assert {cls.__name__ for cls in EVENT_TYPES.values()} & taken == set()
+
+
 # --------------------------------------------------------------- the lines
 def test_a_line_is_the_header_then_the_payload_in_catalogue_order(world) -> None:
     sink = MemorySink()
@@ -199,7 +217,7 @@ def test_the_agents_events_are_checked_too(world) -> None:
     )
     retry = {"attempt": 1, "delay_s": 0.25, "reason": "429", "error_type": "RateLimitError"}
     world.log(events.event_from_payload("model_retry", common | retry))
-    world.log(events.RunStopped(error_type="FatalModelError", error="bad key"))
+    world.log(events.RunHalted(error_type="FatalModelError", error="bad key"))
     compaction, model_retry, stopped = sink.events
     assert compaction["cache_hit"] is True and tuple(compaction)[-1] == "cache_hit"
     assert model_retry["delay_s"] == 0.25

@@ -284,15 +284,14 @@ def test_a_model_call_shows_every_message_the_model_saw(page: Page, site: Site) 
     model = page.locator("#transcript .entry.model_call")
     expect(model.first).to_be_visible()
     prompt = model.nth(1).locator("details.prompt")
-    prompt.locator("summary").first.click()
+    open_prompt(model.nth(1))
     expect(prompt.locator("summary").first).to_contain_text("messages, 2 new since the previous")
     expect(prompt.locator(".call-facts")).to_contain_text("1200 in / 30 out tokens")
     seen = prompt.locator("details.seen")
     expect(seen.locator("summary")).to_contain_text("seen in the previous request")
     expect(seen.locator(".msg.role-system")).to_contain_text("Your agent_id is `roaster_A`.")
     expect(seen.locator(".msg.role-system")).to_be_hidden()  # folded until asked for
-    seen.locator("summary").click()
-    expect(seen.locator(".msg.role-user").first).to_be_visible()  # the day-0 message
+    open_box(seen.first, seen.locator(".msg.role-user").first)  # the day-0 message
     fresh = prompt.locator(":scope > .msg")
     expect(fresh).to_have_count(2)
     expect(fresh.nth(0)).to_have_attribute("data-role", "assistant")
@@ -302,21 +301,26 @@ def test_a_model_call_shows_every_message_the_model_saw(page: Page, site: Site) 
     assert page.evaluate("window.__pwned") is None
 
 
-def open_prompt(entry: Locator) -> None:
-    """Open ``entry``'s "what the model saw" box and wait until its messages are in. The page
-    may draw the transcript again while it settles (a second route, a poll), which replaces a
-    box opened a moment before by a closed one; so open the box on the page again until its
-    messages show (bounded by the usual 60 s)."""
+def open_box(box: Locator, shows: Locator) -> None:
+    """Open the ``<details>`` ``box`` and wait until ``shows`` is visible. The page may draw
+    the transcript again while it settles (a second route, a poll), which replaces a box
+    opened a moment before by a closed one; so open the box on the page again until it shows
+    (bounded by the usual 60 s)."""
     deadline = time.monotonic() + 60
-    box = entry.locator("details.prompt").first
     while True:
         box.evaluate("d => { d.open = true; }")
         try:
-            expect(box.locator(".msg:visible").first).to_be_visible(timeout=5_000)
+            expect(shows).to_be_visible(timeout=5_000)
             return
         except AssertionError:
             if time.monotonic() > deadline:
                 raise
+
+
+def open_prompt(entry: Locator) -> None:
+    """Open ``entry``'s "what the model saw" box and wait until its messages are in."""
+    box = entry.locator("details.prompt").first
+    open_box(box, box.locator(".msg:visible").first)
 
 
 def test_a_compaction_shows_the_summary_that_replaced_the_history(page: Page, site: Site) -> None:

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from econbench.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from econbench.agents.models.settings import ModelSettings
     from econbench.allo.framings.base import Framing
 
 DEFAULT_CONDITION = "frontier"
@@ -102,26 +101,16 @@ class Condition:
         options = {**setup.framing_options(model), **extra}
         return get_framing(setup.framing, skin=skin, protocol=self.protocol, **options)
 
-    def model_settings(self, rung: str, model: str, settings: ModelSettings) -> ModelSettings:
-        """``settings`` for ``model`` at ``rung`` with this condition's request rules filled in
-        where the user left a field unset (a field set explicitly always wins)."""
+    def model_defaults(self, rung: str, model: str) -> dict[str, Any]:
+        """The request rules this condition gives ``model`` at ``rung``, by ``ModelSettings``
+        field name: the rung's ``model`` defaults, plus ``local_model`` for a local model. The
+        run layer fills them in where the user left a field unset and the model's provider takes
+        them (``econbench.runs.allo.factory.condition_settings``)."""
         setup = self.setup(rung)
         defaults = dict(setup.model)
         if model.split("/", 1)[0] in LOCAL_PROVIDERS:
             defaults.update(setup.local_model)
-        from econbench.agents.models.settings import ModelSettings
-        from econbench.allo.framings import FRAMINGS
-
-        known = ModelSettings.model_fields
-        with_tools = FRAMINGS[setup.framing].uses_tools
-        unset = {
-            k: v
-            for k, v in defaults.items()
-            if k in known
-            and k not in settings.model_fields_set
-            and _applies(k, model, with_tools=with_tools)
-        }
-        return settings.model_copy(update=unset) if unset else settings
+        return defaults
 
     def describe(self) -> dict[str, Any]:
         """The condition as a config records it."""
@@ -140,25 +129,6 @@ class Condition:
                 for rung, s in self.rungs.items()
             },
         }
-
-
-def _applies(setting: str, model: str, *, with_tools: bool) -> bool:
-    """Whether a condition's default for ``setting`` reaches ``model``'s provider. Not filled
-    in: the paper's request form where the paper's client had none, the OpenAI-only wire
-    settings for other providers (they are refused there), and a reasoning effort for a local
-    model with tools (the paper's Ollama and vLLM branches send none)."""
-    from econbench.agents.models.settings import OPENAI_ONLY_SETTINGS, PAPER_STYLE_PROVIDERS
-
-    provider = model.split("/", 1)[0]
-    if setting == "request_style":
-        # The paper's client spoke these SDKs only; another provider (Gemini, a local Hugging
-        # Face model) plays the condition's texts and rules in its own request form.
-        return provider in PAPER_STYLE_PROVIDERS
-    if setting == "reasoning_effort":
-        return provider == "openai" or (provider == "openai-compatible" and not with_tools)
-    if setting in OPENAI_ONLY_SETTINGS:
-        return provider in ("openai", "openai-compatible")
-    return True
 
 
 PAPER_WIRE = _frozen({"request_style": "paper"})

@@ -69,7 +69,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from econbench import __version__
-from econbench.agents.models.base import ProviderWrap
 from econbench.agents.policy import Actor
 from econbench.agents.tools import ToolCall
 from econbench.allo.actors import (
@@ -568,13 +567,6 @@ class CellSpec:
         }
         return json.dumps([self.framing, self.skin, self.condition, options], sort_keys=True)
 
-    def model_settings(self, settings: Any) -> Any:
-        """``settings`` of this cell's model with its condition's request rules filled in
-        where they are unset."""
-        return get_condition(str(self.condition)).model_settings(
-            self.framing, self.policy, settings
-        )
-
     @property
     def stream_config(self) -> StreamConfig:
         """The generator config that draws this cell's streams (its budget sets the trap-early
@@ -625,18 +617,9 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "x"
 
 
-def make_factory(
-    spec: CellSpec, models: dict[str, Any] | None = None, wrap: ProviderWrap | None = None
-) -> ActorFactory:
-    """The actor factory for ``spec.policy``: a model (``provider/model``, its API key checked
-    now, before anything runs) or a reference policy name."""
-    if "/" in spec.policy:
-        from econbench.agents.models.registry import ModelSettings, check_keys
-        from econbench.allo.llm_actor import LLMActorFactory
-
-        settings = spec.model_settings((models or {}).get(spec.policy) or ModelSettings())
-        check_keys([spec.policy], {spec.policy: settings})
-        return LLMActorFactory(spec.policy, settings, wrap=wrap)
+def reference_factory(spec: CellSpec) -> ActorFactory:
+    """The actor factory for a reference policy ``spec.policy`` (a model's factory is the run
+    layer's: ``econbench.runs.allo.factory.make_factory``)."""
     return PolicyActorFactory(spec.policy, spec.stream_config, cost=spec.cost, budget=spec.budget)
 
 
@@ -649,9 +632,10 @@ def play_cell(
     on_turn: Callable[[int, int], None] | None = None,
 ) -> list[Episode]:
     """Play every seed of ``spec``; ``on_episode`` is called after each (progress, writing),
-    ``on_turn`` as each turn begins (see :func:`play_episode`)."""
+    ``on_turn`` as each turn begins (see :func:`play_episode`). Without ``actor_factory`` the
+    reference policy ``spec.policy`` plays."""
     framing = framing or spec.make_framing()
-    factory = actor_factory or make_factory(spec)
+    factory = actor_factory or reference_factory(spec)
     episodes = []
     for seed in spec.seeds:
         stream = generate_stream(seed, spec.stream_config)

@@ -127,7 +127,7 @@ def event_from_payload(type_: str, data: dict[str, Any]) -> Event:
 
 # ------------------------------------------------------------------ the agents
 @event("tool_call")
-class ToolCall(Event):
+class ToolCallApplied(Event):
     """An agent's decision was applied: a tool call with its result (``tool`` is null when
     the reply had no tool call, which counts as waiting)."""
 
@@ -188,7 +188,7 @@ class Compaction(Event):
 
 # ------------------------------------------------------------------ the market
 @event("listing")
-class Listing(Event):
+class ListingPosted(Event):
     """A firm posted a listing, or updated its open listing of the item (``updated``)."""
 
     firm: str
@@ -201,7 +201,7 @@ class Listing(Event):
 
 
 @event("offer")
-class Offer(Event):
+class OfferMade(Event):
     """A buyer made an offer on a listing."""
 
     offer_id: str
@@ -233,7 +233,7 @@ class OfferWithdrawn(Event):
 
 
 @event("message")
-class Message(Event):
+class MessageSent(Event):
     """A firm sent a message to another."""
 
     message_id: str
@@ -255,7 +255,7 @@ class RetailPrice(Event):
 
 # ------------------------------------------------------------ deals and money
 @event("deal")
-class Deal(Event):
+class DealStruck(Event):
     """A seller accepted an offer: a binding deal, the goods taken from its stock."""
 
     deal_id: str
@@ -294,7 +294,7 @@ class ShipmentDelayed(Event):
 
 
 @event("invoice")
-class Invoice(Event):
+class InvoiceIssued(Event):
     """A delivery invoiced the buyer (logged just before the delivery itself)."""
 
     invoice_id: str
@@ -398,7 +398,7 @@ class Writedown(Event):
 
 
 @event("production")
-class Production(Event):
+class ProductionStarted(Event):
     """A farm started a production batch."""
 
     firm: str
@@ -410,7 +410,7 @@ class Production(Event):
 
 
 @event("roast")
-class Roast(Event):
+class RoastStarted(Event):
     """A roaster started a roast batch from green coffee."""
 
     firm: str
@@ -444,7 +444,7 @@ class RoastLanded(Event):
 
 
 @event("consumer_sale")
-class ConsumerSale(Event):
+class ConsumerSaleMade(Event):
     """19:00: a retailer sold an item to consumers."""
 
     firm: str
@@ -523,7 +523,7 @@ class RunEnd(Event):
 
 
 @event("run_stopped")
-class RunStopped(Event):
+class RunHalted(Event):
     """The run stopped on a non-transient model error; it can be resumed."""
 
     error_type: str

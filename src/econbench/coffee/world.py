@@ -375,7 +375,7 @@ class World:
         if call is None:
             self._park(firm)
             result = {"status": "success", "note": "no tool call: treated as wait_for_next_day"}
-            self.log(events.ToolCall(firm=firm_id, tool=None, arguments={}, result=result))
+            self.log(events.ToolCallApplied(firm=firm_id, tool=None, arguments={}, result=result))
             return result
         name = call.name if isinstance(call.name, str) else repr(call.name)
         kit = self.toolkit(firm_id)
@@ -393,7 +393,9 @@ class World:
             if not clock.acted_today:  # a read is cheaper than an assignment of the same value
                 clock.acted_today = True
         # The arguments as the agent sent them: the log's writer makes them strict JSON.
-        self.log(events.ToolCall(firm=firm_id, tool=name, arguments=call.arguments, result=result))
+        self.log(
+            events.ToolCallApplied(firm=firm_id, tool=name, arguments=call.arguments, result=result)
+        )
         return result
 
     def _park(self, firm: Firm) -> None:

@@ -135,6 +135,7 @@ def econbench_episode(file: str, unit: Unit, *, condition: str | None = None) ->
     from econbench.agents.models.settings import ModelSettings
     from econbench.allo.conditions import get_condition
     from econbench.allo.stream import StreamConfig, generate_stream
+    from econbench.runs.allo.factory import condition_settings
 
     entry = TABLE[file]
     chosen = get_condition(condition or entry.condition)
@@ -143,7 +144,7 @@ def econbench_episode(file: str, unit: Unit, *, condition: str | None = None) ->
         options["sandbox"] = _sandbox()
     skin = SKIN_OF_VOCAB[unit.vocab or "ball"]
     framing = chosen.framing(entry.rung, skin=skin, model=entry.model, **options)
-    settings = chosen.model_settings(entry.rung, entry.model, ModelSettings(**entry.settings))
+    settings = condition_settings(chosen, entry.rung, entry.model, ModelSettings(**entry.settings))
     budget, cost = 3, 0
     if unit.cell is not None:
         _, b, k = unit.cell.split(":")
@@ -191,8 +192,8 @@ def replay(
 ) -> list[Replayed]:
     """Play each of ``episodes`` through econbench against ``stub``; an episode that raises
     (or whose requests the stub refused) keeps what it sent and the error."""
-    from econbench.allo.llm_actor import LLMActorFactory
     from econbench.allo.runner import play_episode
+    from econbench.runs.allo.llm_actor import LLMActorFactory
 
     kind = kind_of(file)
     out: list[Replayed] = []

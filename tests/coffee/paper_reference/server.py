@@ -41,7 +41,7 @@ ENDPOINTS = {"anthropic": ("/v1/messages",), "openai": ("/v1/responses", "/respo
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class ScriptedCall:
     """The one tool call of a scripted turn.
 
     ``arguments`` is a dict (sent as the provider sends parsed JSON: Anthropic's ``input``,
@@ -57,7 +57,7 @@ class ToolCall:
         return {"name": self.name, "arguments": self.arguments, "call_id": self.call_id}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ToolCall:
+    def from_dict(cls, d: dict[str, Any]) -> ScriptedCall:
         return cls(name=d["name"], arguments=d["arguments"], call_id=d["call_id"])
 
 
@@ -93,7 +93,7 @@ class Reply:
     text; ``note`` is for the reader of the scenario and never sent."""
 
     text: str = ""
-    tool_call: ToolCall | None = None
+    tool_call: ScriptedCall | None = None
     usage: Usage = field(default_factory=Usage)
     reasoning: str | None = None
     note: str = ""
@@ -113,7 +113,7 @@ class Reply:
         call = d.get("tool_call")
         return cls(
             text=d.get("text", ""),
-            tool_call=None if call is None else ToolCall.from_dict(call),
+            tool_call=None if call is None else ScriptedCall.from_dict(call),
             usage=Usage.from_dict(d.get("usage")),
             reasoning=d.get("reasoning"),
             note=d.get("note", ""),

@@ -18,8 +18,8 @@ from tests.coffee.paper_reference.server import (
     FirmScript,
     Reply,
     Scenario,
+    ScriptedCall,
     ScriptedServer,
-    ToolCall,
     Usage,
     is_summary_request,
 )
@@ -313,7 +313,9 @@ def _post(url: str, raw: bytes) -> tuple[int, dict[str, Any]]:
 
 def _tiny() -> Scenario:
     def turn(text: str, name: str, args: dict[str, Any] | str, cid: str) -> Reply:
-        return Reply(text=text, tool_call=ToolCall(name, args, cid), usage=Usage(input_tokens=7))
+        return Reply(
+            text=text, tool_call=ScriptedCall(name, args, cid), usage=Usage(input_tokens=7)
+        )
 
     return Scenario(
         firms={
@@ -330,7 +332,7 @@ def _tiny() -> Scenario:
                 replies=(
                     Reply(
                         text="",
-                        tool_call=ToolCall("make_offer", '{"bad', "call_1"),
+                        tool_call=ScriptedCall("make_offer", '{"bad', "call_1"),
                         reasoning="think",
                     ),
                 ),

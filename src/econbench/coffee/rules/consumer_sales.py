@@ -65,7 +65,7 @@ def apply(world: World) -> None:
                 ConsumerSale(day=world.day, firm=firm.id, item=item, qty=qty, price=price)
             )
             world.log(
-                events.ConsumerSale(
+                events.ConsumerSaleMade(
                     firm=firm.id, item=item, qty=qty, price=dollars(price), revenue=dollars(revenue)
                 )
             )
@@ -180,6 +180,6 @@ RULE = Rule(
     evening=apply,
     tools=(view_market_aggregate,),
     role_tools={"retailer": (set_retail_price, view_consumer_sales)},
-    events=(events.ConsumerSale, events.RetailPrice),
+    events=(events.ConsumerSaleMade, events.RetailPrice),
     state=("consumer_sales", "Firm.retail_prices"),
 )

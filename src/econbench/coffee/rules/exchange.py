@@ -99,7 +99,7 @@ def post_listing(
         listing.qty, listing.price, listing.terms = qty, price, terms
         listing.day, listing.minute = world.day, world.now
     world.log(
-        events.Listing(
+        events.ListingPosted(
             firm=me.id,
             listing_id=listing.id,
             item=item,
@@ -212,7 +212,7 @@ def make_offer(
     )
     world.add_offer(offer)
     world.log(
-        events.Offer(
+        events.OfferMade(
             offer_id=offer.id,
             listing_id=listing.id,
             buyer=me.id,
@@ -350,6 +350,6 @@ RULE = Rule(
         view_offers,
         view_deals,
     ),
-    events=(events.Listing, events.Offer, events.OfferRejected, events.OfferWithdrawn),
+    events=(events.ListingPosted, events.OfferMade, events.OfferRejected, events.OfferWithdrawn),
     state=("listings", "offers"),
 )

@@ -72,7 +72,7 @@ def send_message(
     )
     world.state.messages[msg.id] = msg
     world.log(
-        events.Message(
+        events.MessageSent(
             message_id=msg.id, sender=self.firm_id, recipient=recipient, title=title, body=body
         )
     )
@@ -169,6 +169,6 @@ def read_message(self: FirmToolkit, message_id: str) -> dict[str, Any]:
 RULE = Rule(
     name="messages",
     tools=(send_message, view_messages, read_message),
-    events=(events.Message,),
+    events=(events.MessageSent,),
     state=("messages", "Firm.messages_read"),
 )

@@ -56,7 +56,7 @@ def produce(world: World, farm: Firm, item: str, qty: int) -> Batch:
     farm.produced_today[item] = farm.produced_today.get(item, 0) + qty
     batch = new_batch(world, farm, "production", item, qty, cost, prod.lag_days)
     world.log(
-        events.Production(
+        events.ProductionStarted(
             firm=farm.id,
             batch_id=batch.id,
             item=item,
@@ -128,6 +128,6 @@ RULE = Rule(
     name="production",
     morning=land_batches,
     role_tools={"farmer": (produce_item,)},
-    events=(events.Production, *events.LANDED.values()),
+    events=(events.ProductionStarted, *events.LANDED.values()),
     state=("batches", "Firm.produced_today"),
 )

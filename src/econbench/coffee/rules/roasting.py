@@ -61,7 +61,7 @@ def start_roast(world: World, roaster: Firm, green_item: str, qty: int, out_qty:
         world, roaster, "roast", out_item, out_qty, green_value + labour, econ.roast_lag_days
     )
     world.log(
-        events.Roast(
+        events.RoastStarted(
             firm=roaster.id,
             batch_id=batch.id,
             green_item=green_item,
@@ -134,6 +134,6 @@ def roast(self: FirmToolkit, green_item_id: str, qty_kg: int) -> dict[str, Any]:
 RULE = Rule(
     name="roasting",
     role_tools={"roaster": (roast,)},
-    events=(events.Roast,),
+    events=(events.RoastStarted,),
     state=("Firm.roasted_today_kg",),
 )

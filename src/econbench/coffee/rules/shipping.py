@@ -66,7 +66,7 @@ def dispatch(world: World, seller: Firm, offer: Offer, listing: Listing) -> Deal
     world.resolve_offer(offer, "accepted")
     listing.qty -= offer.qty
     world.log(
-        events.Deal(
+        events.DealStruck(
             deal_id=deal.id,
             offer_id=offer.id,
             seller=seller.id,
@@ -160,7 +160,7 @@ def deliver(world: World, deal: Deal, seller: Firm, buyer: Firm) -> None:
     ledger.post_sale(seller, amount, deal.reserved_value)
     _emit_delivery(world, deal, seller, buyer, qty)
     world.log(
-        events.Invoice(
+        events.InvoiceIssued(
             invoice_id=invoice.id,
             issuer=seller.id,
             payer=buyer.id,
@@ -220,10 +220,10 @@ RULE = Rule(
     name="shipping",
     morning=process_due,
     events=(
-        events.Deal,
+        events.DealStruck,
         events.ShipmentLost,
         events.ShipmentDelayed,
-        events.Invoice,
+        events.InvoiceIssued,
         events.Delivery,
         events.DealCancelled,
     ),

@@ -30,12 +30,12 @@ from econbench.allo.runner import (
     CellSpec,
     Episode,
     cell_config,
-    make_factory,
     play_cell,
     summary_of,
     with_protocol,
 )
 from econbench.jsonio import json_line
+from econbench.runs.allo.factory import make_factory
 from econbench.runs.benchmark import StoppedError
 from econbench.runs.checkpoint import (
     LogDigest,
@@ -179,7 +179,7 @@ def _builds(factory: ActorFactory, policy: str) -> bool:
         return False
     if isinstance(factory, PolicyActorFactory):
         return True
-    from econbench.allo.llm_actor import LLMActorFactory  # loaded only for a model's cell
+    from econbench.runs.allo.llm_actor import LLMActorFactory  # loaded only for a model's cell
 
     return isinstance(factory, LLMActorFactory)
 

@@ -39,7 +39,7 @@ from econbench.allo.conditions import CONDITIONS, DEFAULT_CONDITION
 from econbench.allo.framings import FRAMINGS, PROTOCOLS, SKIN_NAMES
 from econbench.allo.framings.base import Framing
 from econbench.allo.policies import EXACT_TASKS_LIMIT
-from econbench.allo.runner import PAPER_TASKS, CellSpec, Episode, make_factory
+from econbench.allo.runner import PAPER_TASKS, CellSpec, Episode
 from econbench.allo.stream import (
     GENERATORS,
     STREAM_BUDGETS,
@@ -53,6 +53,7 @@ from econbench.runs.allo.cell import (
     continues_cell,
     run_cell,
 )
+from econbench.runs.allo.factory import make_factory
 from econbench.runs.experiment import ExperimentError, Plan, format_errors
 from econbench.runs.limits import (
     MAX_BUDGET,

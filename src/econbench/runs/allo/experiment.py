@@ -11,8 +11,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from econbench.agents.models.registry import ModelConfigError, ModelSettings, parse_model_name
-from econbench.allo.runner import CellSpec, make_factory
+from econbench.allo.runner import CellSpec
 from econbench.allo.stream import EVAL_SEEDS, StreamConfig
+from econbench.runs.allo.factory import make_factory
 from econbench.runs.experiment import (
     Entry,
     ExperimentBase,

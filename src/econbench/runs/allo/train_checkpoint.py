@@ -22,8 +22,8 @@ from typing import Any
 import torch
 
 from econbench import __version__
-from econbench.allo.posttrain.config import RESUMABLE, TrainConfig
 from econbench.jsonio import json_line
+from econbench.runs.allo.posttrain.config import RESUMABLE, TrainConfig
 from econbench.runs.diff import config_diff
 from econbench.runs.layout import read_json, read_jsonl
 from econbench.runs.store import write_json

@@ -54,7 +54,7 @@ def _fail(message: str) -> None:
 
 
 def _need_extra() -> None:
-    from econbench.allo.posttrain import MissingTrainExtra, require_train_extra
+    from econbench.runs.allo.posttrain import MissingTrainExtra, require_train_extra
 
     try:
         require_train_extra()
@@ -246,7 +246,7 @@ def train_command(
     """Post-train a local model on the R0 urn (per-decision PPO with LoRA, docs/allobench.md §6)."""
     try:
         _need_extra()
-        from econbench.allo.posttrain.config import TrainConfig
+        from econbench.runs.allo.posttrain.config import TrainConfig
         from econbench.runs.allo.train_checkpoint import TrainResumeError, check_resume
 
         folder = _model_folder(model)

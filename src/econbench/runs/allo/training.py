@@ -1,6 +1,6 @@
 """The training job: a directory that post-training fills step by step, resumable at any step.
 
-``train`` runs ``allo.posttrain.trainer``'s steps (sample R0 episodes, PPO over their
+``train`` runs ``runs.allo.posttrain.trainer``'s steps (sample R0 episodes, PPO over their
 decisions) inside a run directory it locks: ``train.jsonl`` (one row per step), ``adapter/``,
 ``state.pt`` and ``trainer_state.json`` are written after every step (``train_checkpoint``), so
 rerunning the same command continues after the last saved step; a different config is refused
@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from econbench.allo.posttrain.config import TrainConfig, config_features
-from econbench.allo.posttrain.ppo import ValueNet, advantages, fit_value
-from econbench.allo.posttrain.rollout import LMPolicy, collect
-from econbench.allo.posttrain.trainer import (
+from econbench.runs.allo.posttrain.config import TrainConfig, config_features
+from econbench.runs.allo.posttrain.ppo import ValueNet, advantages, fit_value
+from econbench.runs.allo.posttrain.rollout import LMPolicy, collect
+from econbench.runs.allo.posttrain.trainer import (
     SHUFFLE_SALT,
     QuietReporter,
     Reporter,

@@ -225,7 +225,7 @@ def run_forced(spec: TransferSpec, out: Path) -> dict[str, dict[str, Any]]:
     """Forced-choice R0 metrics per variant (``forced``), saved as ``OUT/<variant>/forced.json``
     and reused by a rerun with the same settings."""
     from econbench.agents.models.hf.loading import load_causal_lm
-    from econbench.allo.posttrain.forced import forced_choice
+    from econbench.runs.allo.posttrain.forced import forced_choice
 
     unused = ("rungs", "conditions", "forced_choice", "adapter", "max_tokens", "temperature")
     common = {k: v for k, v in spec.describe().items() if k not in unused}

@@ -101,7 +101,7 @@ def idle_flags(events: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
     grid["live"] = ~daily["bankrupt"].astype(bool).to_numpy()
     active: set[tuple[int, str]] = set()
     if not events.empty and "tool" in events.columns:
-        calls = events[(events["type"] == catalogue.ToolCall.TYPE) & events["tool"].notna()]
+        calls = events[(events["type"] == catalogue.ToolCallApplied.TYPE) & events["tool"].notna()]
         for day, firm, tool, result in zip(
             calls["day"], calls["firm"], calls["tool"], calls["result"], strict=True
         ):
@@ -128,11 +128,11 @@ def _provisional_coffee(
     rows = []
     flags = idle_flags(events, daily)
     calls = (
-        events[(events["type"] == catalogue.ToolCall.TYPE) & events["tool"].notna()]
+        events[(events["type"] == catalogue.ToolCallApplied.TYPE) & events["tool"].notna()]
         if "tool" in events.columns
         else events.iloc[0:0]
     )
-    messages = events[events["type"] == catalogue.Message.TYPE] if not events.empty else events
+    messages = events[events["type"] == catalogue.MessageSent.TYPE] if not events.empty else events
     models = events[events["type"] == catalogue.ModelCall.TYPE] if not events.empty else events
     for firm, days in daily.groupby("firm", sort=False):
         last = days.sort_values("day").iloc[-1]

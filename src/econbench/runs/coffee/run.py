@@ -52,8 +52,7 @@ from pydantic import ValidationError
 from econbench.agents.models.base import ModelError, ProviderWrap
 from econbench.agents.models.price_version import PRICE_TABLE_VERSION
 from econbench.coffee.config import FIRMS, format_validation, is_model
-from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink
-from econbench.coffee.events import RunStopped as RunStoppedEvent
+from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink, RunHalted
 from econbench.coffee.ledger_audit import ledger_problems, start_equity
 from econbench.coffee.metrics import run_summary
 from econbench.coffee.sim import CoffeeRun
@@ -575,7 +574,7 @@ def _play_days(
     try:
         return run, run.run(on_day=on_day), None, daily_rows
     except ModelError as exc:
-        run.world.log(RunStoppedEvent(error_type=type(exc).__name__, error=str(exc)))
+        run.world.log(RunHalted(error_type=type(exc).__name__, error=str(exc)))
         return run, run.world, exc, daily_rows
 
 

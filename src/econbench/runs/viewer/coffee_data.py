@@ -38,10 +38,10 @@ MODEL_TYPES = frozenset(
 )
 PAPER_STEP = "agent_step"
 """A ``paper`` run's applied turn (the reference's event; the page shows it as a tool call)."""
-ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCall.TYPE, PAPER_STEP}
+ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCallApplied.TYPE, PAPER_STEP}
 CALL_TYPES = frozenset({catalogue.ModelCall.TYPE, catalogue.Compaction.TYPE})
 """Events that each stand for one recorded model call (``record.sqlite``)."""
-END_TYPES = frozenset({catalogue.RunEnd.TYPE, catalogue.RunStopped.TYPE})
+END_TYPES = frozenset({catalogue.RunEnd.TYPE, catalogue.RunHalted.TYPE})
 PARTY_KEYS = ("firm", "seller", "buyer", "sender", "recipient", "issuer", "payer")
 MAX_EVENTS_BYTES = 1 << 20
 
@@ -53,7 +53,7 @@ def actors(event: dict[str, Any]) -> list[str]:
     if kind in ACTION_TYPES:
         firm = event.get("firm")
         return [firm] if isinstance(firm, str) else []
-    if kind == catalogue.Message.TYPE:
+    if kind == catalogue.MessageSent.TYPE:
         return [p for p in (event.get("sender"), event.get("recipient")) if isinstance(p, str)]
     return []
 

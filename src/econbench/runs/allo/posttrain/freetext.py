@@ -26,7 +26,7 @@ import torch
 from econbench.agents.models.base import ChatMessage
 from econbench.agents.models.hf.provider import loop_period
 from econbench.allo.actors import Input, Reply, UserText
-from econbench.allo.posttrain.policy import ConversationActor, LMPolicy
+from econbench.runs.allo.posttrain.policy import ConversationActor, LMPolicy
 
 
 def sample_token(logits: torch.Tensor, temperature: float, rng: np.random.Generator) -> int:

@@ -15,7 +15,7 @@ import torch
 
 from econbench.agents.models.base import ChatMessage
 from econbench.agents.models.hf.provider import render_prompt, stop_token_ids
-from econbench.allo.posttrain.actions import ActionTokens, reply_text
+from econbench.runs.allo.posttrain.actions import ActionTokens, reply_text
 
 
 def two_way_logprobs(logits: torch.Tensor, temperature: float) -> torch.Tensor:

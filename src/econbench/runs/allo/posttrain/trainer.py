@@ -35,11 +35,11 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from econbench.allo.posttrain.config import TrainConfig
-from econbench.allo.posttrain.ppo import ppo_loss
-from econbench.allo.posttrain.returns import critic_inputs
-from econbench.allo.posttrain.rollout import EpisodeRollout, LMPolicy
-from econbench.allo.posttrain.scoring import action_logp, decision_terms, position_logits
+from econbench.runs.allo.posttrain.config import TrainConfig
+from econbench.runs.allo.posttrain.ppo import ppo_loss
+from econbench.runs.allo.posttrain.returns import critic_inputs
+from econbench.runs.allo.posttrain.rollout import EpisodeRollout, LMPolicy
+from econbench.runs.allo.posttrain.scoring import action_logp, decision_terms, position_logits
 
 MAX_GRAD_NORM = 1.0
 SHUFFLE_SALT = 0x0B5E

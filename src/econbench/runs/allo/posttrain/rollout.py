@@ -29,13 +29,13 @@ from econbench.agents.models.base import ChatMessage
 from econbench.allo.actors import EpisodeInfo, Input, Reply, UserText
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import EpisodeResult
-from econbench.allo.posttrain.actions import reply_text
-from econbench.allo.posttrain.config import RolloutMode, train_framing
-from econbench.allo.posttrain.freetext import FreeTextActor
-from econbench.allo.posttrain.policy import ConversationActor, LMPolicy, two_way_logprobs
-from econbench.allo.posttrain.returns import DecisionOutcome, score_decisions
 from econbench.allo.runner import play_episode
 from econbench.allo.stream import StreamConfig, generate_stream, stream_config_for
+from econbench.runs.allo.posttrain.actions import reply_text
+from econbench.runs.allo.posttrain.config import RolloutMode, train_framing
+from econbench.runs.allo.posttrain.freetext import FreeTextActor
+from econbench.runs.allo.posttrain.policy import ConversationActor, LMPolicy, two_way_logprobs
+from econbench.runs.allo.posttrain.returns import DecisionOutcome, score_decisions
 
 __all__ = ["EpisodeRollout", "LMPolicy", "collect", "play_rollout", "two_way_logprobs"]
 

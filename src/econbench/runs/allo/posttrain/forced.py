@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from econbench.allo.conditions import DEFAULT_CONDITION
-from econbench.allo.posttrain.config import train_framing
-from econbench.allo.posttrain.rollout import EpisodeRollout, LMPolicy, play_rollout
 from econbench.allo.stream import StreamConfig
+from econbench.runs.allo.posttrain.config import train_framing
+from econbench.runs.allo.posttrain.rollout import EpisodeRollout, LMPolicy, play_rollout
 
 FORCED_SALT = 0xF0CE
 SKINS: tuple[tuple[str, str], ...] = (

@@ -23,11 +23,11 @@ from typing import Any
 
 import torch
 
-from econbench.allo.posttrain.actions import ActionTokens
-from econbench.allo.posttrain.config import FreeLogp
-from econbench.allo.posttrain.policy import two_way_logprobs
-from econbench.allo.posttrain.ppo import categorical_kl
-from econbench.allo.posttrain.rollout import EpisodeRollout
+from econbench.runs.allo.posttrain.actions import ActionTokens
+from econbench.runs.allo.posttrain.config import FreeLogp
+from econbench.runs.allo.posttrain.policy import two_way_logprobs
+from econbench.runs.allo.posttrain.ppo import categorical_kl
+from econbench.runs.allo.posttrain.rollout import EpisodeRollout
 
 
 def trained_positions(episode: EpisodeRollout) -> list[int]:

@@ -21,7 +21,6 @@ from econbench.allo.conditions import DEFAULT_CONDITION, get_condition
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import Game
 from econbench.allo.gym_env import features_from_view
-from econbench.allo.posttrain.returns import true_rate
 from econbench.allo.stream import (
     EVAL_SEEDS,
     TRAIN_SEED_START,
@@ -29,6 +28,7 @@ from econbench.allo.stream import (
     generate_stream,
     parse_seeds,
 )
+from econbench.runs.allo.posttrain.returns import true_rate
 
 Critic = Literal["public", "privileged"]
 """What the value baseline sees: the public decision features, or those plus the class's true
