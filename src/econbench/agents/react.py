@@ -44,7 +44,6 @@ from econbench.agents.models.base import (
     ModelOutput,
     ModelProvider,
     ToolChoice,
-    Usage,
 )
 from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.retry import ConcurrencyLimiter, RetryEvent, call_with_retries
@@ -56,7 +55,7 @@ from econbench.agents.policy import (
     ToolResult,
     UserText,
 )
-from econbench.agents.stats import AgentStats
+from econbench.agents.stats import AgentStats, reply_usage
 from econbench.agents.tools import ToolCall, ToolSpec
 
 EventFn = Callable[[str, dict[str, Any]], None]
@@ -175,15 +174,7 @@ class LLMAgent:
             "last_input_tokens": self._last_input_tokens,
             "chars_since_call": self._chars_since_call,
             "call_counter": self._call_counter,
-            "stats": {
-                "llm_calls": self.stats.llm_calls,
-                "usage": self.stats.usage.to_dict(),
-                "cost_usd": self.stats.cost_usd,
-                "unpriced_calls": self.stats.unpriced_calls,
-                "compactions": self.stats.compactions,
-                "retries": self.stats.retries,
-                "invalid_usage_calls": self.stats.invalid_usage_calls,
-            },
+            "stats": self.stats.state(),
             "rng": [version, list(internal), gauss],
             "provider": provider_state() if callable(provider_state) else None,
         }
@@ -196,16 +187,7 @@ class LLMAgent:
         self._last_input_tokens = int(state["last_input_tokens"])
         self._chars_since_call = int(state["chars_since_call"])
         self._call_counter = int(state["call_counter"])
-        stats = state["stats"]
-        self.stats = AgentStats(
-            llm_calls=int(stats["llm_calls"]),
-            usage=Usage(**stats["usage"]),
-            cost_usd=float(stats["cost_usd"]),
-            unpriced_calls=int(stats["unpriced_calls"]),
-            compactions=int(stats["compactions"]),
-            retries=int(stats["retries"]),
-            invalid_usage_calls=int(stats.get("invalid_usage_calls", 0)),
-        )
+        self.stats = AgentStats.from_state(state["stats"])
         version, internal, gauss = state["rng"]
         self.rng.setstate((version, tuple(internal), gauss))
         load = getattr(self.provider, "load_state", None)
@@ -221,7 +203,9 @@ class LLMAgent:
         and return its reply with the usage it reports."""
         self._take_inputs(inputs)
         output = await self.advance()
-        return Reply(text=output.text, tool_calls=list(output.tool_calls), usage=_usage(output))
+        return Reply(
+            text=output.text, tool_calls=list(output.tool_calls), usage=reply_usage(output)
+        )
 
     def decide(self, feedback: Feedback) -> ToolCall | None:
         """One-call form of ``respond``: the reply's first call."""
@@ -446,23 +430,6 @@ class LLMAgent:
             | ({"truncated": output.truncated} if output.truncated else {}),
         )
         return True
-
-
-def _usage(output: ModelOutput) -> dict[str, Any]:
-    """A reply's usage as the caller records it: token counts, the cost when priced, and a
-    flag when the response cache served it (no tokens were paid)."""
-    usage: dict[str, Any] = {
-        "input_tokens": output.usage.input_tokens,
-        "cached_input_tokens": output.usage.cached_input_tokens,
-        "cache_write_tokens": output.usage.cache_write_tokens,
-        "output_tokens": output.usage.output_tokens,
-        "reasoning_tokens": output.usage.reasoning_tokens,
-    }
-    if output.cost_usd is not None:
-        usage["cost_usd"] = output.cost_usd
-    if output.cache_hit:
-        usage["cache_hit"] = True
-    return usage
 
 
 def _take(answers: dict[str | None, list[ToolResult]], call_id: str | None) -> ToolResult | None:

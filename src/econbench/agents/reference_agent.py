@@ -38,19 +38,20 @@ from econbench.agents.models.base import (
     ModelError,
     ModelOutput,
     ModelProvider,
-    Usage,
 )
 from econbench.agents.models.boundary import checked_output
 from econbench.agents.models.retry import ConcurrencyLimiter, RetryEvent, call_with_retries
+from econbench.agents.models.settings import COFFEE_PAPER_STYLE_PROVIDERS
 from econbench.agents.policy import Input, Observation, Reply, ToolResult, UserText
-from econbench.agents.stats import AgentStats
+from econbench.agents.stats import AgentStats, reply_usage
 from econbench.agents.tools import ToolCall, ToolSpec
 
 log = logging.getLogger(__name__)
 
 EventFn = Callable[[str, dict[str, Any]], None]
 
-REFERENCE_PROVIDERS = ("anthropic", "openai", "google", "openai-compatible")
+REFERENCE_PROVIDERS = COFFEE_PAPER_STYLE_PROVIDERS
+"""The providers the reference has a model class for (those ``coffee_paper`` is sent to)."""
 MAX_INPUT_TOKENS = 200_000
 """``DEFAULT_MAX_INPUT_TOKENS`` of every reference model class."""
 THRESHOLD_RATIO = 0.80
@@ -326,7 +327,7 @@ class ReferenceAgent:
         if output.truncated:
             event["truncated"] = output.truncated
         self.on_event("model_call", event)
-        return Reply(text=output.text, tool_calls=list(calls), usage=_usage(output))
+        return Reply(text=output.text, tool_calls=list(calls), usage=reply_usage(output))
 
     def _with_id(self, call: ToolCall) -> ToolCall:
         """The reference's ``ToolCall``: arguments that are not an object are ``{}``; a call
@@ -541,15 +542,7 @@ class ReferenceAgent:
             "options": asdict(self.options),
             "call_counter": self._call_counter,
             "compactions": [asdict(c) for c in self.compactions],
-            "stats": {
-                "llm_calls": self.stats.llm_calls,
-                "usage": self.stats.usage.to_dict(),
-                "cost_usd": self.stats.cost_usd,
-                "unpriced_calls": self.stats.unpriced_calls,
-                "compactions": self.stats.compactions,
-                "retries": self.stats.retries,
-                "invalid_usage_calls": self.stats.invalid_usage_calls,
-            },
+            "stats": self.stats.state(),
             "rng": [version, list(internal), gauss],
             "provider": provider_state() if callable(provider_state) else None,
         }
@@ -567,34 +560,9 @@ class ReferenceAgent:
         self.options = wire.CallOptions(**state["options"])
         self._call_counter = int(state["call_counter"])
         self.compactions = [CompactionRecord(**c) for c in state.get("compactions", [])]
-        stats = state["stats"]
-        self.stats = AgentStats(
-            llm_calls=int(stats["llm_calls"]),
-            usage=Usage(**stats["usage"]),
-            cost_usd=float(stats["cost_usd"]),
-            unpriced_calls=int(stats["unpriced_calls"]),
-            compactions=int(stats["compactions"]),
-            retries=int(stats["retries"]),
-            invalid_usage_calls=int(stats.get("invalid_usage_calls", 0)),
-        )
+        self.stats = AgentStats.from_state(state["stats"])
         version, internal, gauss = state["rng"]
         self.rng.setstate((version, tuple(internal), gauss))
         load = getattr(self.provider, "load_state", None)
         if state.get("provider") is not None and callable(load):
             load(state["provider"])
-
-
-def _usage(output: ModelOutput) -> dict[str, Any]:
-    """A reply's usage as the caller records it (as ``LLMAgent`` reports it)."""
-    usage: dict[str, Any] = {
-        "input_tokens": output.usage.input_tokens,
-        "cached_input_tokens": output.usage.cached_input_tokens,
-        "cache_write_tokens": output.usage.cache_write_tokens,
-        "output_tokens": output.usage.output_tokens,
-        "reasoning_tokens": output.usage.reasoning_tokens,
-    }
-    if output.cost_usd is not None:
-        usage["cost_usd"] = output.cost_usd
-    if output.cache_hit:
-        usage["cache_hit"] = True
-    return usage

@@ -36,6 +36,31 @@ class AgentStats:
         else:
             self.cost_usd += output.cost_usd
 
+    def state(self) -> dict[str, Any]:
+        """Everything, as plain JSON data, for an agent's checkpoint (:meth:`from_state`)."""
+        return {
+            "llm_calls": self.llm_calls,
+            "usage": self.usage.to_dict(),
+            "cost_usd": self.cost_usd,
+            "unpriced_calls": self.unpriced_calls,
+            "compactions": self.compactions,
+            "retries": self.retries,
+            "invalid_usage_calls": self.invalid_usage_calls,
+        }
+
+    @classmethod
+    def from_state(cls, stats: dict[str, Any]) -> AgentStats:
+        """What :meth:`state` saved (``invalid_usage_calls`` 0 in checkpoints from before it)."""
+        return cls(
+            llm_calls=int(stats["llm_calls"]),
+            usage=Usage(**stats["usage"]),
+            cost_usd=float(stats["cost_usd"]),
+            unpriced_calls=int(stats["unpriced_calls"]),
+            compactions=int(stats["compactions"]),
+            retries=int(stats["retries"]),
+            invalid_usage_calls=int(stats.get("invalid_usage_calls", 0)),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The summary's figures (``invalid_usage_calls`` only when there were any, so the
         summaries of sound runs are unchanged)."""
@@ -54,3 +79,20 @@ class AgentStats:
         if self.invalid_usage_calls:
             data["invalid_usage_calls"] = self.invalid_usage_calls
         return data
+
+
+def reply_usage(output: ModelOutput) -> dict[str, Any]:
+    """A reply's usage as an actor's ``Reply`` carries it: token counts, the cost when priced,
+    and a flag when the response cache served it (no tokens were paid)."""
+    usage: dict[str, Any] = {
+        "input_tokens": output.usage.input_tokens,
+        "cached_input_tokens": output.usage.cached_input_tokens,
+        "cache_write_tokens": output.usage.cache_write_tokens,
+        "output_tokens": output.usage.output_tokens,
+        "reasoning_tokens": output.usage.reasoning_tokens,
+    }
+    if output.cost_usd is not None:
+        usage["cost_usd"] = output.cost_usd
+    if output.cache_hit:
+        usage["cache_hit"] = True
+    return usage

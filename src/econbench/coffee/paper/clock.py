@@ -65,6 +65,8 @@ def format_min(m: int) -> str:
 EVENT_AGENT_WAKE: str = "agent_wake"
 EVENT_MORNING_OPEN: str = "morning_open"
 EVENT_EOD_MECHANICS: str = "eod_mechanics"
+AGENT_STEP = "agent_step"
+"""The reference's event for one applied turn (logged as it is; the run layer reads it)."""
 
 WAKE_MORNING: str = "morning_heartbeat"
 WAKE_DEAL_ACCEPTED: str = "deal_accepted"

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from econbench.coffee.paper import audit as _audit
 from econbench.coffee.paper.audit import ref_sum
 from econbench.coffee.paper.clock import (
+    AGENT_STEP,
     BUSINESS_HOURS_END,
     BUSINESS_HOURS_START,
     EVENT_AGENT_WAKE,
@@ -1363,7 +1364,7 @@ class PaperEconomy:
             result = execute(self.business_apps[firm], call_name, action_input)
             thought = text or ""
         self._emit(
-            "agent_step",
+            AGENT_STEP,
             agent_id=firm,
             day=day,
             step=self.step_count,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from econbench.coffee import events as catalogue
+from econbench.coffee.paper.clock import AGENT_STEP
 from econbench.runs import layout
 from econbench.runs.frames import EVENT_COLUMNS, empty_frame, frame_of, short
 
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 
 WAIT_TOOL = "wait_for_next_day"
 """CoffeeBench's waiting tool (``econbench.coffee.world.WAIT_TOOL``)."""
-PAPER_STEP = "agent_step"
-"""A ``paper`` run's event for one applied turn (``econbench.runs.coffee.paper_run``)."""
 
 _COUNT_DICTS = ("tool_calls_by_name", "messages_sent_by_recipient", "sold_kg", "opex_breakdown")
 _MAX_ECONOMY_PARTS = 3
@@ -111,7 +110,7 @@ def idle_flags(events: pd.DataFrame, daily: pd.DataFrame) -> pd.DataFrame:
     if not events.empty and "action" in events.columns:
         # A ``paper`` run logs the reference's ``agent_step`` (a reply without a call is its
         # synthesized wait): acting is any step but waiting, as its summary counts.
-        steps = events[(events["type"] == PAPER_STEP) & events["action"].notna()]
+        steps = events[(events["type"] == AGENT_STEP) & events["action"].notna()]
         for day, firm, action in zip(steps["day"], steps["firm"], steps["action"], strict=True):
             if action != WAIT_TOOL:
                 active.add((int(day), str(firm)))

@@ -19,6 +19,7 @@ from typing import Any
 
 from econbench.coffee import events as catalogue
 from econbench.coffee.config import FIRMS
+from econbench.coffee.paper.clock import AGENT_STEP
 from econbench.runs import layout
 from econbench.runs.viewer.query import (
     ApiError,
@@ -36,9 +37,7 @@ from econbench.runs.viewer.tail import JsonlTail, Line, is_line_start, read_from
 MODEL_TYPES = frozenset(
     {catalogue.ModelCall.TYPE, catalogue.ModelRetry.TYPE, catalogue.Compaction.TYPE}
 )
-PAPER_STEP = "agent_step"
-"""A ``paper`` run's applied turn (the reference's event; the page shows it as a tool call)."""
-ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCallApplied.TYPE, PAPER_STEP}
+ACTION_TYPES = MODEL_TYPES | {catalogue.ToolCallApplied.TYPE, AGENT_STEP}
 CALL_TYPES = frozenset({catalogue.ModelCall.TYPE, catalogue.Compaction.TYPE})
 """Events that each stand for one recorded model call (``record.sqlite``)."""
 END_TYPES = frozenset({catalogue.RunEnd.TYPE, catalogue.RunHalted.TYPE})
