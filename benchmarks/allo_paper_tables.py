@@ -15,10 +15,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from econbench.allo import paper_published as P
-from econbench.allo.metrics import summarize
-from econbench.allo.policies import make_policy, play_many
-from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_streams
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import EVAL_SEEDS, StreamConfig, generate_streams
+from econbench.allo.paper import published as P
+from econbench.allo.solvers.policies import make_policy, play_many
 from econbench.runs.allo.paper_check import paper_checks
 from econbench.runs.allo.paper_import import import_runs
 

@@ -17,15 +17,15 @@ import argparse
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from econbench.allo.metrics import summarize
-from econbench.allo.policies import REFERENCE_POLICIES, make_policy, play_many
-from econbench.allo.stream import (
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import (
     GENERATORS,
     STREAM_BUDGETS,
     StreamConfig,
     generate_streams,
     stream_config_for,
 )
+from econbench.allo.solvers.policies import REFERENCE_POLICIES, make_policy, play_many
 
 MAIN_POLICIES = [*REFERENCE_POLICIES[:2], "wait:3", *REFERENCE_POLICIES[2:]]
 GRID_POLICIES = ["eager", "wait:2", "posterior:0.88", "bayes"]

@@ -31,9 +31,9 @@ from typing import Any
 
 import torch
 
+from econbench.allo.episodes.runner import CellSpec, play_cell, summary_of
 from econbench.allo.framings import get_framing
-from econbench.allo.runner import CellSpec, play_cell, summary_of
-from econbench.allo.stream import StreamConfig
+from econbench.allo.game.stream import StreamConfig
 from econbench.runs.allo.posttrain.config import TrainConfig
 from econbench.runs.allo.training import train
 from econbench.runs.allo.transfer import (

@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from econbench.allo.bayes import DEFAULT_CAP, BayesSolver, RuleActor
-from econbench.allo.gym_env import AlloFeaturesEnv, AlloR0Env
-from econbench.allo.stream import StreamConfig
-from econbench.allo.vector import VectorFeaturesGame
+from econbench.allo.game.stream import StreamConfig
+from econbench.allo.gym.envs import AlloFeaturesEnv, AlloR0Env
+from econbench.allo.gym.vector import VectorFeaturesGame
+from econbench.allo.solvers.bayes import DEFAULT_CAP, BayesSolver, RuleActor
 
 
 def _rss_mb() -> float:

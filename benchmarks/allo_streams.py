@@ -7,9 +7,9 @@ redrawn per cell budget, and on econbench's earlier numpy streams redrawn per bu
 
 from __future__ import annotations
 
-from econbench.allo.metrics import summarize
-from econbench.allo.policies import make_policy, play_many
-from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_streams, stream_config_for
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import EVAL_SEEDS, StreamConfig, generate_streams, stream_config_for
+from econbench.allo.solvers.policies import make_policy, play_many
 
 RULES = (
     ("paper generator, fixed B = 3 streams (default)", "paper", "fixed"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from econbench.allo.yardstick import YardstickConfig, results_markdown, run_yardstick
+from econbench.allo.gym.yardstick import YardstickConfig, results_markdown, run_yardstick
 
 
 def main() -> None:

@@ -12,8 +12,8 @@ import statistics
 import subprocess
 import time
 
-from econbench.allo.families import FAMILIES, instance_for
-from econbench.allo.sandbox import (
+from econbench.allo.game.families import FAMILIES, instance_for
+from econbench.allo.sandbox.core import (
     Sandbox,
     _bubblewrap_works,
     _interpreter,

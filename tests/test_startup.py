@@ -64,7 +64,7 @@ def test_allobench_registers_its_envs_and_loads_them_on_make(tmp_path: Path) -> 
     code = (
         "import sys\n"
         "import econbench.allo\n"
-        "assert 'econbench.allo.gym_env' not in sys.modules\n"
+        "assert 'econbench.allo.gym.envs' not in sys.modules\n"
         "import gymnasium\n"
         "env = gymnasium.make('AlloBench-R0-v0', cost=3.0)\n"
         "obs, info = env.reset(seed=2000)\n"
@@ -72,7 +72,7 @@ def test_allobench_registers_its_envs_and_loads_them_on_make(tmp_path: Path) -> 
         "assert gymnasium.spec('AlloBench-Features-v0') is not None"
     )
     loaded = loaded_after(code, tmp_path)
-    assert "econbench.allo.gym_env" in loaded  # made through the registered entry point
+    assert "econbench.allo.gym.envs" in loaded  # made through the registered entry point
 
 
 def test_allobench_after_gymnasium_registers_at_once(tmp_path: Path) -> None:

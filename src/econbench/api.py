@@ -51,7 +51,7 @@ from econbench.agents.policy import (
 from econbench.agents.tools import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
-    from econbench.allo.actors import ActorFactory, EpisodeInfo
+    from econbench.allo.episodes.actors import ActorFactory, EpisodeInfo
     from econbench.runs.coffee.config import RunConfig
     from econbench.runs.frames import RunFrames
 
@@ -361,7 +361,7 @@ def run_allo(
             (``provider/model``); used when no ``actor``, ``actor_factory`` or ``model``.
         actor: A function of the text the actor is sent, returning its reply (text, tool
             calls or a ``Reply``). Recorded as ``custom:<qualified name>``.
-        actor_factory: An ``econbench.allo.actors.ActorFactory`` (``name`` plus
+        actor_factory: An ``econbench.allo.episodes.actors.ActorFactory`` (``name`` plus
             ``__call__(EpisodeInfo) -> Actor``) for full control. Recorded as custom.
         model: A model function (``fn(messages, tools)``), played through the LLM actor like
             a real model and recorded as ``scripted/<function name>``.
@@ -370,7 +370,7 @@ def run_allo(
         cost: The build charge K.
         budget: The build budget B.
         protocol: ``paper`` (default) or ``econbench`` texts and turn rules.
-        condition: The paper's condition (``econbench.allo.conditions``): ``frontier``
+        condition: The paper's condition (``econbench.allo.paper.conditions``): ``frontier``
             (default), ``full-stream``, ``surface``, ``reskin``, ``no-n``, ``tool-probe``,
             ``qwen``, or ``econbench`` (the same as ``protocol="econbench"``).
         instances: R1–R3's problems: ``paper`` (the paper's draws) or ``econbench`` (its own
@@ -378,8 +378,8 @@ def run_allo(
         out: The cell's directory (default: a new temporary directory, kept).
         overwrite: Start afresh in ``out`` rather than continue the cell there.
     """
-    from econbench.allo.runner import CellSpec
-    from econbench.allo.stream import EVAL_SEEDS
+    from econbench.allo.episodes.runner import CellSpec
+    from econbench.allo.game.stream import EVAL_SEEDS
     from econbench.runs.allo.cell import run_cell
 
     if sum(x is not None for x in (actor, actor_factory, model)) > 1:
@@ -417,7 +417,7 @@ def resume_allo(
     A cell recorded as ``custom:…`` needs the same ``actor`` (or ``actor_factory``) again;
     one played by a model function (``scripted/…``) needs its ``model``.
     """
-    from econbench.allo.runner import spec_from_config
+    from econbench.allo.episodes.runner import spec_from_config
     from econbench.runs.allo.cell import run_cell
     from econbench.runs.resume import check_version
 

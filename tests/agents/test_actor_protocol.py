@@ -20,11 +20,11 @@ from econbench.agents.policy import (
 )
 from econbench.agents.react import IGNORED, LLMAgent
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.allo.actors import FunctionActor, PolicyActor, result_text
+from econbench.allo.episodes.actors import FunctionActor, PolicyActor, result_text
+from econbench.allo.episodes.runner import play_episode
 from econbench.allo.framings import get_framing
-from econbench.allo.policies import make_policy as make_allo_policy
-from econbench.allo.runner import play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
+from econbench.allo.solvers.policies import make_policy as make_allo_policy
 from econbench.coffee.policies import make_policy as make_coffee_policy
 from econbench.runs.allo.llm_actor import LLMActor
 

@@ -399,7 +399,7 @@ def test_missing_extra_is_one_clear_error(tiny: Path, monkeypatch: pytest.Monkey
 
 
 def test_allobench_r0_cell_with_a_random_local_model(tiny: Path, tmp_path: Path) -> None:
-    from econbench.allo.runner import CellSpec
+    from econbench.allo.episodes.runner import CellSpec
     from econbench.runs.allo.cell import run_cell
 
     policy = f"hf/{tiny}"

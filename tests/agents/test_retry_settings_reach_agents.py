@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from econbench.agents.models.registry import ModelSettings, register_scripted
 from econbench.agents.models.retry import ConcurrencyLimiter
-from econbench.allo.actors import EpisodeInfo
+from econbench.allo.episodes.actors import EpisodeInfo
 from econbench.allo.framings import get_framing
-from econbench.allo.stream import generate_stream
+from econbench.allo.game.stream import generate_stream
 from econbench.runs.allo.llm_actor import LLMActorFactory
 from econbench.runs.coffee.agents import model_policy
 from econbench.runs.coffee.config import RunConfig

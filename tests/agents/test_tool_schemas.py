@@ -26,9 +26,9 @@ from econbench.agents.models.base import ChatMessage, GenerateConfig
 from econbench.agents.models.gemini_provider import to_gemini_schema
 from econbench.agents.strict_schema import strict_problems
 from econbench.agents.tools import ToolSpec
-from econbench.allo.conditions import CONDITIONS
-from econbench.allo.sandbox import Sandbox
-from econbench.allo.stream import generate_stream
+from econbench.allo.game.stream import generate_stream
+from econbench.allo.paper.conditions import CONDITIONS
+from econbench.allo.sandbox.core import Sandbox
 from econbench.coffee.config import FIRMS
 from econbench.coffee.toolkit import toolkit_for
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo import runner as runner_module
+from econbench.allo.episodes import runner as runner_module
 from econbench.cli import app
 from econbench.runs.allo import cell as cell_module
 

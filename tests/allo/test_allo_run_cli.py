@@ -110,7 +110,7 @@ def test_a_stopped_cell_is_one_line_however_long(
 def test_ctrl_c_keeps_the_episodes_and_says_how_to_continue(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from econbench.allo import runner as allo_runner
+    from econbench.allo.episodes import runner as allo_runner
 
     real = allo_runner.play_episode
     played: list[int] = []
@@ -139,8 +139,8 @@ def test_ctrl_c_keeps_the_episodes_and_says_how_to_continue(
 def test_bayes_is_solved_once_before_the_episodes_with_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from econbench.allo import bayes
-    from econbench.allo import runner as allo_runner
+    from econbench.allo.episodes import runner as allo_runner
+    from econbench.allo.solvers import bayes
 
     events: list[tuple[str, int, int]] = []
     real_solve, real_play = bayes.BayesSolver.solve, allo_runner.play_episode

@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from econbench.allo.bayes import BayesSolver, RuleActor
 from econbench.allo.game import Game
-from econbench.allo.policies import make_policy, play_many
-from econbench.allo.posterior import HotSetModel
-from econbench.allo.stream import Stream, StreamConfig, generate_streams
+from econbench.allo.game.stream import Stream, StreamConfig, generate_streams
+from econbench.allo.solvers.bayes import BayesSolver, RuleActor
+from econbench.allo.solvers.policies import make_policy, play_many
+from econbench.allo.solvers.posterior import HotSetModel
 
 RHO = (0.85 / 3) / (0.15 / 5)
 MODEL = HotSetModel.from_config(StreamConfig())
@@ -254,7 +254,7 @@ def test_posterior_of_shared_rows_is_the_direct_posterior_bit_for_bit(
 
 def test_reinsert_sorts_like_numpy() -> None:
     """The successor rows re-sorted by one bubble pass equal ``np.sort``'s rows."""
-    from econbench.allo.bayes import _reinsert
+    from econbench.allo.solvers.bayes import _reinsert
 
     rng = np.random.default_rng(0)
     rows = np.sort(rng.integers(0, 200, (500, 8)).astype(np.uint8), axis=1)

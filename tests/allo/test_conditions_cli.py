@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo.families import instance_for
+from econbench.allo.episodes.runner import CellSpec, spec_from_config, with_protocol
 from econbench.allo.game import Game
-from econbench.allo.runner import CellSpec, spec_from_config, with_protocol
-from econbench.allo.stream import generate_stream
+from econbench.allo.game.families import instance_for
+from econbench.allo.game.stream import generate_stream
 from econbench.cli import app
 from econbench.runs.diff import config_diff
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from econbench.allo.families import (
+from econbench.allo.game.families import (
     FAMILIES,
     FAMILY_NAMES,
     Instance,

@@ -9,8 +9,14 @@ from typing import Any
 import pytest
 
 from econbench.agents.tools import ToolCall
-from econbench.allo.actors import FunctionActor, Input, PolicyActorFactory, Reply, ToolResult
-from econbench.allo.families import FAMILIES, family_for_class, instance_for
+from econbench.allo.episodes.actors import (
+    FunctionActor,
+    Input,
+    PolicyActorFactory,
+    Reply,
+    ToolResult,
+)
+from econbench.allo.episodes.runner import Episode, play_episode
 from econbench.allo.framings import (
     FRAMINGS,
     PROTOCOLS,
@@ -22,11 +28,11 @@ from econbench.allo.framings.base import Framing
 from econbench.allo.framings.build import BuildFraming, is_exact
 from econbench.allo.framings.urn import get_skin, skins
 from econbench.allo.game import Game
-from econbench.allo.policies import make_policy
-from econbench.allo.policies import play_episode as play_bare
-from econbench.allo.runner import Episode, play_episode
-from econbench.allo.sandbox import Sandbox
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.families import FAMILIES, family_for_class, instance_for
+from econbench.allo.game.stream import StreamConfig, generate_stream
+from econbench.allo.sandbox.core import Sandbox
+from econbench.allo.solvers.policies import make_policy
+from econbench.allo.solvers.policies import play_episode as play_bare
 
 CFG = StreamConfig()
 SMALL = StreamConfig(n_classes=6, n_tasks=40, budget=2)  # bayes solves fast here

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from econbench.allo.game import EpisodeResult, Game, hindsight_opt
-from econbench.allo.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.game.stream import Stream, StreamConfig, generate_stream
 
 CFG = StreamConfig(n_classes=4, n_tasks=10, budget=2, n_hot=2)
 # turn:         0  1  2  3  4  5  6  7  8  9

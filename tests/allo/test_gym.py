@@ -10,9 +10,9 @@ from gymnasium.utils.env_checker import check_env
 import econbench.allo  # noqa: F401  (registers the envs)
 from econbench.allo import register_envs
 from econbench.allo.game import Game
-from econbench.allo.gym_env import AlloFeaturesEnv, AlloR0Env, colour_name
-from econbench.allo.policies import make_policy, play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
+from econbench.allo.gym.envs import AlloFeaturesEnv, AlloR0Env, colour_name
+from econbench.allo.solvers.policies import make_policy, play_episode
 
 IDS = ["AlloBench-R0-v0", "AlloBench-Features-v0"]
 
@@ -70,9 +70,9 @@ def _evaluation_user_turns(
     seed: int, cost: float, keep_first: int, protocol: str = "paper"
 ) -> tuple[str, list[str]]:
     """The system prompt and user turns the runner sends for a scripted KEEP/PASS play."""
-    from econbench.allo.actors import Reply
+    from econbench.allo.episodes.actors import Reply
+    from econbench.allo.episodes.runner import play_episode as play_cell_episode
     from econbench.allo.framings import get_framing
-    from econbench.allo.runner import play_episode as play_cell_episode
 
     seen: list[str] = []
     system: list[str] = []
@@ -229,7 +229,7 @@ def test_make_vec_env_as_stable_baselines3_does() -> None:
 
 
 def test_rgb_array_shows_the_stream_so_far() -> None:
-    from econbench.allo.gym_env import RGB_CELL, RGB_COLOURS
+    from econbench.allo.gym.envs import RGB_CELL, RGB_COLOURS
 
     env = AlloFeaturesEnv(render_mode="rgb_array")
     env.reset(seed=2000)

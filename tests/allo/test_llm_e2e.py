@@ -17,9 +17,9 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
 from econbench.allo.game import Game
-from econbench.allo.metrics import summarize
-from econbench.allo.policies import make_policy
-from econbench.allo.stream import generate_stream
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import generate_stream
+from econbench.allo.solvers.policies import make_policy
 from econbench.cli import app
 
 SEEDS = [2000, 2001]

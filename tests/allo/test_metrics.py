@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from econbench.allo.game import Commit, EpisodeResult
-from econbench.allo.metrics import episode_score, read_summary, summarize
+from econbench.allo.game.metrics import episode_score, read_summary, summarize
 
 
 def _commit(sighting: int, trap: bool = False) -> Commit:

@@ -47,7 +47,7 @@ def stub() -> Iterator[RecordingStub]:
 
 def test_every_fixture_file_is_played_by_a_condition() -> None:
     """No captured file goes unchecked, and every condition of the table exists."""
-    from econbench.allo.conditions import CONDITIONS
+    from econbench.allo.paper.conditions import CONDITIONS
 
     assert sorted(replay.TABLE) == sorted(fixture.files())
     assert {entry.condition for entry in replay.TABLE.values()} <= set(CONDITIONS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo.paper_sources import policy_names, surface_folder
+from econbench.allo.paper.sources import policy_names, surface_folder
 from econbench.cli import app
 from econbench.runs.allo.paper_import import PaperImportError, classify, import_runs
 

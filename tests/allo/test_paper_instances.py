@@ -1,4 +1,4 @@
-"""The paper's problem instances, draw for draw (``econbench.allo.instances``).
+"""The paper's problem instances, draw for draw (``econbench.allo.game.instances``).
 
 Checked against what the paper's own code sent (``data/paper_requests``: every R1/R2 problem
 text, every R3 problem text and named-values line, Haiku/GPT/Qwen at the "haiku" profile and
@@ -19,7 +19,10 @@ from typing import Any
 
 import pytest
 
-from econbench.allo.families import (
+from econbench.allo.framings import get_framing
+from econbench.allo.framings.covers import cover_index, covers, instance_text, problem_text
+from econbench.allo.game import Game
+from econbench.allo.game.families import (
     FAMILIES,
     FAMILY_NAMES,
     PAPER_KEYS,
@@ -29,16 +32,13 @@ from econbench.allo.families import (
     named_from_params,
     params_from_named,
 )
-from econbench.allo.framings import get_framing
-from econbench.allo.framings.covers import cover_index, covers, instance_text, problem_text
-from econbench.allo.game import Game
-from econbench.allo.instances import (
+from econbench.allo.game.instances import (
     episode_instances,
     framing_instances,
     framing_options,
     resolve_options,
 )
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
 
 DATA = Path(__file__).parent / "data"
 REQUESTS = DATA / "paper_requests"
@@ -182,7 +182,7 @@ def test_framings_show_the_papers_problems() -> None:
 
 
 def test_r3_shows_the_papers_problem_and_named_values() -> None:
-    from econbench.allo.sandbox import Sandbox
+    from econbench.allo.sandbox.core import Sandbox
 
     problems = shown("r3_build_haiku")
     framing = get_framing("r3", sandbox=Sandbox())

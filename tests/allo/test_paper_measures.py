@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from econbench.allo.episodes.runner import CellSpec, play_cell
 from econbench.allo.game import Commit, EpisodeResult
-from econbench.allo.metrics import (
+from econbench.allo.game.metrics import (
     first_sight_turns,
     paired_bootstrap,
     paired_ratio_bootstrap,
@@ -22,7 +23,6 @@ from econbench.allo.metrics import (
     pooled_ratio_ci,
     summarize,
 )
-from econbench.allo.runner import CellSpec, play_cell
 from econbench.runs.allo.report import ladder_trigger
 from econbench.runs.frames import load_runs
 from econbench.runs.report import build_report

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from econbench.agents.tools import ToolCall
-from econbench.allo.actors import FunctionActor, Input, PolicyActorFactory, Reply, UserText
-from econbench.allo.families import FAMILIES, family_for_class, instance_for
+from econbench.allo.episodes.actors import FunctionActor, Input, PolicyActorFactory, Reply, UserText
+from econbench.allo.episodes.runner import CellSpec, play_episode, spec_from_config, with_protocol
 from econbench.allo.framings import PROTOCOLS, SKIN_NAMES, get_framing
 from econbench.allo.framings.base import render
 from econbench.allo.framings.covers import (
@@ -27,9 +27,9 @@ from econbench.allo.framings.covers import (
 )
 from econbench.allo.framings.paper_solver import PaperSolverReader
 from econbench.allo.game import Game
-from econbench.allo.instances import episode_instances
-from econbench.allo.runner import CellSpec, play_episode, spec_from_config, with_protocol
-from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_stream
+from econbench.allo.game.families import FAMILIES, family_for_class, instance_for
+from econbench.allo.game.instances import episode_instances
+from econbench.allo.game.stream import EVAL_SEEDS, StreamConfig, generate_stream
 from econbench.runs.allo.experiment import cell_of
 from econbench.runs.allo.llm_actor import LLMActor
 from econbench.runs.diff import config_diff

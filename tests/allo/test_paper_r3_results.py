@@ -18,8 +18,8 @@ import pytest
 
 from econbench.allo.framings.build import BuildFraming
 from econbench.allo.game import Game
-from econbench.allo.sandbox import Sandbox
-from econbench.allo.stream import generate_stream
+from econbench.allo.game.stream import generate_stream
+from econbench.allo.sandbox.core import Sandbox
 
 DATA = Path(__file__).parent / "data" / "paper_r3_results.json"
 CASES = json.loads(DATA.read_text())["cases"]

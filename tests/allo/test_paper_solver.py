@@ -20,10 +20,10 @@ from econbench.agents.models.base import ChatMessage
 from econbench.agents.models.registry import ModelSettings, register_scripted, unregister_scripted
 from econbench.agents.models.scripted import ScriptedModel, ScriptedRequest
 from econbench.agents.tools import ToolCall, ToolSpec
+from econbench.allo.episodes.runner import Episode, play_episode
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import Framing, render
-from econbench.allo.runner import Episode, play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
 from econbench.runs.allo.llm_actor import LLMActorFactory
 
 CFG = StreamConfig()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from econbench.allo.stream import EVAL_SEEDS, StreamConfig, generate_stream
+from econbench.allo.game.stream import EVAL_SEEDS, StreamConfig, generate_stream
 
 DATA = json.loads((Path(__file__).parent / "data" / "paper_streams.json").read_text())
 STREAMS: list[dict[str, Any]] = DATA["streams"]

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from econbench.allo.game import Game
-from econbench.allo.metrics import summarize
-from econbench.allo.policies import (
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import Stream, StreamConfig, generate_streams
+from econbench.allo.solvers.policies import (
     REFERENCE_POLICIES,
     AlloPolicy,
     PosteriorPolicy,
     make_policy,
     play_many,
 )
-from econbench.allo.stream import Stream, StreamConfig, generate_streams
 
 SEEDS = range(300)
 

@@ -18,7 +18,7 @@ pytest.importorskip("peft")
 from typer.testing import CliRunner  # noqa: E402
 
 from econbench.agents.models.hf.tiny import make_tiny_llama  # noqa: E402
-from econbench.allo.stream import Stream, StreamConfig  # noqa: E402
+from econbench.allo.game.stream import Stream, StreamConfig  # noqa: E402
 from econbench.cli import app  # noqa: E402
 from econbench.runs.allo.posttrain.actions import ActionTokens  # noqa: E402
 from econbench.runs.allo.posttrain.ppo import (  # noqa: E402

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from tests.allo.paper_conformance import fixture
 
 from econbench.allo.game import Game
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
 from econbench.runs.allo.posttrain.config import TrainConfig, train_framing
 
 ROLLOUT_FILES = {"frontier": "r0_rl_rollout_n", "no-n": "r0_rl_rollout_no_n"}

@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from econbench.allo.actors import PolicyActorFactory, Reply
+from econbench.allo.episodes.actors import PolicyActorFactory, Reply
+from econbench.allo.episodes.runner import play_episode
 from econbench.allo.framings import SKIN_NAMES, get_framing
 from econbench.allo.framings.urn_paper import (
     PaperUrnReader,
     first_appearance_labels,
     paper_vocab,
 )
-from econbench.allo.policies import make_policy
-from econbench.allo.policies import play_episode as play_bare
-from econbench.allo.runner import play_episode
-from econbench.allo.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.game.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.solvers.policies import make_policy
+from econbench.allo.solvers.policies import play_episode as play_bare
 
 DATA = Path(__file__).parent / "data"
 PAPER = json.loads((DATA / "r0_paper_prompts.json").read_text(encoding="utf-8"))

@@ -27,10 +27,10 @@ import pytest
 
 from econbench.agents.policy import Input, Reply, ToolResult, UserText
 from econbench.agents.tools import ToolCall
+from econbench.allo.episodes.runner import play_episode
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import Framing
-from econbench.allo.runner import play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
 
 DATA = Path(__file__).parent / "data" / "paper_requests"
 SKIN_OF_VOCAB = {"ball": "default", "treasure_chest": "chest", "quiver": "quiver"}

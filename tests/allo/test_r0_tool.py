@@ -10,6 +10,7 @@ import pytest
 
 from econbench.agents.policy import Input, Reply, ToolResult, UserText
 from econbench.agents.tools import ToolCall
+from econbench.allo.episodes.runner import play_episode
 from econbench.allo.framings import FRAMINGS, get_framing
 from econbench.allo.framings.urn_paper import PaperUrnReader
 from econbench.allo.framings.urn_tool import (
@@ -19,10 +20,9 @@ from econbench.allo.framings.urn_tool import (
     unknown_error,
 )
 from econbench.allo.game import Game
-from econbench.allo.policies import make_policy
-from econbench.allo.policies import play_episode as play_bare
-from econbench.allo.runner import play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.stream import StreamConfig, generate_stream
+from econbench.allo.solvers.policies import make_policy
+from econbench.allo.solvers.policies import play_episode as play_bare
 
 CFG = StreamConfig()
 

@@ -12,17 +12,23 @@ from typing import Any
 import pytest
 
 from econbench.agents.tools import ToolCall
-from econbench.allo.actors import FunctionActor, Input, PolicyActorFactory, Reply, ToolResult
-from econbench.allo.families import FAMILIES, family_for_class, instance_for
+from econbench.allo.episodes.actors import (
+    FunctionActor,
+    Input,
+    PolicyActorFactory,
+    Reply,
+    ToolResult,
+)
+from econbench.allo.episodes.runner import Episode, _Session, play_episode
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.base import render
 from econbench.allo.framings.build import BuildFraming
 from econbench.allo.framings.build_paper import PaperProblemReader
 from econbench.allo.game import Game
-from econbench.allo.instances import episode_instances
-from econbench.allo.runner import Episode, _Session, play_episode
-from econbench.allo.sandbox import Sandbox
-from econbench.allo.stream import StreamConfig, generate_stream
+from econbench.allo.game.families import FAMILIES, family_for_class, instance_for
+from econbench.allo.game.instances import episode_instances
+from econbench.allo.game.stream import StreamConfig, generate_stream
+from econbench.allo.sandbox.core import Sandbox
 from econbench.runs.allo.llm_actor import anthropic_input_tokens
 
 CFG = StreamConfig()
@@ -448,7 +454,7 @@ def test_a_reply_s_limit_shrinks_to_what_is_left_of_the_cap(paper: BuildFraming)
 
 def test_a_model_s_reply_limit_is_the_smaller_of_its_own_and_what_is_left() -> None:
     from econbench.agents.models.registry import ModelSettings, register_scripted
-    from econbench.allo.actors import EpisodeInfo
+    from econbench.allo.episodes.actors import EpisodeInfo
     from econbench.runs.allo.llm_actor import LLMActorFactory
 
     model = register_scripted("r3-limits", lambda messages, tools: "ok")

@@ -8,12 +8,12 @@ from typer.testing import CliRunner
 
 import econbench.allo  # noqa: F401 - registers the environments
 from econbench.agents.tools import ToolCall
-from econbench.allo.actors import FunctionActor, Reply, ToolResult
+from econbench.allo.episodes.actors import FunctionActor, Reply, ToolResult
+from econbench.allo.episodes.runner import CellSpec, play_episode
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.code import check_solver_code, strip_fences
-from econbench.allo.runner import CellSpec, play_episode
-from econbench.allo.stream import StreamConfig, generate_stream
-from econbench.allo.vector import VectorFeaturesGame
+from econbench.allo.game.stream import StreamConfig, generate_stream
+from econbench.allo.gym.vector import VectorFeaturesGame
 from econbench.cli import app
 
 runner = CliRunner()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from econbench.agents.tools import ToolCall
-from econbench.allo.actors import (
+from econbench.allo.episodes.actors import (
     FunctionActor,
     Input,
     PolicyActor,
@@ -19,13 +19,13 @@ from econbench.allo.actors import (
     ToolResult,
     UserText,
 )
+from econbench.allo.episodes.runner import CellSpec, play_episode, safe_name, spec_from_config
 from econbench.allo.framings import get_framing
 from econbench.allo.framings.build import BuildFraming
-from econbench.allo.policies import make_policy
-from econbench.allo.policies import play_episode as play_bare
-from econbench.allo.runner import CellSpec, play_episode, safe_name, spec_from_config
-from econbench.allo.sandbox import Sandbox
-from econbench.allo.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.game.stream import Stream, StreamConfig, generate_stream
+from econbench.allo.sandbox.core import Sandbox
+from econbench.allo.solvers.policies import make_policy
+from econbench.allo.solvers.policies import play_episode as play_bare
 from econbench.runs.allo.cell import run_cell
 
 CFG = StreamConfig()

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from econbench.allo import _sandbox_seccomp as seccomp
-from econbench.allo.families import FAMILIES, instance_for
-from econbench.allo.sandbox import (
+from econbench.allo.sandbox import _seccomp as seccomp
+from econbench.allo.game.families import FAMILIES, instance_for
+from econbench.allo.sandbox.core import (
     Sandbox,
     SandboxLimits,
     SandboxResult,
@@ -498,7 +498,7 @@ def test_sandbox_dies_with_the_harness(backend: str) -> None:
         [
             sys.executable,
             "-c",
-            "from econbench.allo.sandbox import Sandbox, SandboxLimits\n"
+            "from econbench.allo.sandbox.core import Sandbox, SandboxLimits\n"
             f"Sandbox(SandboxLimits(wall_s=60), backend={backend!r}).run("
             "'import time\\ndef solve(i):\\n    time.sleep(60)\\n', {})\n",
         ]

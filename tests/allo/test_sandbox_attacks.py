@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from econbench.allo import _sandbox_seccomp as seccomp
-from econbench.allo.sandbox import (
+from econbench.allo.sandbox import _seccomp as seccomp
+from econbench.allo.sandbox.core import (
     RESULT_LIMIT_BYTES,
     Sandbox,
     SandboxLimits,
@@ -168,7 +168,7 @@ HARNESS = r"""
 import json, os, resource, socket, sys, tempfile
 spec = json.loads(sys.argv[1])
 tempfile.tempdir = spec['tmp']
-from econbench.allo.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from econbench.allo.sandbox.core import Sandbox, SandboxLimits, SandboxUnavailable
 NAMES = ('RLIMIT_FSIZE', 'RLIMIT_NOFILE', 'RLIMIT_CPU')
 before = {n: list(resource.getrlimit(getattr(resource, n))) for n in NAMES}
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -364,7 +364,7 @@ def test_a_failing_bwrap_selects_the_strong_fallback(work: Path, failing_bwrap) 
     if not IS_ROOT:
         pytest.skip("the full fallback needs root or user namespaces; covered by 'nobody' runs")
     code = (
-        "from econbench.allo.sandbox import Sandbox, available_backend\n"
+        "from econbench.allo.sandbox.core import Sandbox, available_backend\n"
         "import json\n"
         "print(json.dumps([available_backend(), Sandbox().describe()]))\n"
     )
@@ -382,7 +382,7 @@ def test_a_failing_bwrap_selects_the_strong_fallback(work: Path, failing_bwrap) 
 # does without CAP_SYS_ADMIN): bubblewrap cannot start and the fallback cannot isolate.
 NO_NAMESPACES = r"""
 import ctypes, os, sys
-from econbench.allo import _sandbox_seccomp as r
+from econbench.allo.sandbox import _seccomp as r
 nrs = {'x86_64': (56, 272, 435), 'aarch64': (220, 97, 435)}[os.uname().machine]
 arch = r.SYSCALLS[os.uname().machine][0]
 clone, unshare, clone3 = nrs
@@ -547,7 +547,7 @@ def test_a_reused_pid_does_not_keep_a_stale_workspace(tmp_path: Path) -> None:
 
 
 def test_missing_layers_refuse_unless_weak_is_allowed(monkeypatch) -> None:
-    import econbench.allo.sandbox as sandbox
+    import econbench.allo.sandbox.core as sandbox
 
     probe = sandbox.probe_layers("rlimit")
     weak = tuple(x for x in probe if not x.startswith(("private-root", "pidns")))

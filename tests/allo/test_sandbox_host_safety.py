@@ -22,9 +22,8 @@ from typing import Any
 import pytest
 from tests.allo.test_sandbox_attacks import BACKENDS, HAS_BWRAP, IS_ROOT, USERS, run_harness
 
-from econbench.allo import _sandbox_seccomp as seccomp
-from econbench.allo.sandbox import Sandbox, SandboxLimits, enforced_limits
-from econbench.allo.sandbox_cgroup import (
+from econbench.allo.sandbox import _seccomp as seccomp
+from econbench.allo.sandbox.cgroup import (
     SANDBOX_OWN_TASKS,
     Hierarchy,
     RunCgroup,
@@ -32,7 +31,8 @@ from econbench.allo.sandbox_cgroup import (
     sweep_stale_groups,
     usable_hierarchies,
 )
-from econbench.allo.sandbox_workspace import (
+from econbench.allo.sandbox.core import Sandbox, SandboxLimits, enforced_limits
+from econbench.allo.sandbox.workspace import (
     remove_workspace,
     sweep_stale_workspaces,
     workspace_prefix,

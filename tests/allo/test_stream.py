@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from econbench.allo.game import hindsight_opt
-from econbench.allo.stream import (
+from econbench.allo.game.stream import (
     EVAL_SEEDS,
     GENERATORS,
     REFERENCE_BUDGET,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from econbench.allo.gym_env import AlloFeaturesEnv
-from econbench.allo.policies import make_policy, play_many
-from econbench.allo.stream import StreamConfig, generate_streams
-from econbench.allo.vector import VectorFeaturesGame
+from econbench.allo.game.stream import StreamConfig, generate_streams
+from econbench.allo.gym.envs import AlloFeaturesEnv
+from econbench.allo.gym.vector import VectorFeaturesGame
+from econbench.allo.solvers.policies import make_policy, play_many
 
 
 @pytest.mark.parametrize("mode", ["collects", "stream"])

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo.gym_env import SIGHTING_SCALE, AlloFeaturesEnv
-from econbench.allo.policies import make_policy, play_many
-from econbench.allo.stream import TRAIN_SEED_START, StreamConfig, generate_streams
-from econbench.allo.yardstick import (
+from econbench.allo.game.stream import TRAIN_SEED_START, StreamConfig, generate_streams
+from econbench.allo.gym.envs import SIGHTING_SCALE, AlloFeaturesEnv
+from econbench.allo.gym.yardstick import (
     MODEL_FILE,
     RESULTS_JSON,
     RESULTS_MD,
@@ -22,6 +21,7 @@ from econbench.allo.yardstick import (
     YardstickConfig,
     evaluate_features,
 )
+from econbench.allo.solvers.policies import make_policy, play_many
 from econbench.cli import app
 
 runner = CliRunner()
@@ -119,7 +119,7 @@ SMALL = {
 def test_short_training_end_to_end_and_determinism(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("stable_baselines3")
-    from econbench.allo.yardstick import load_model, model_act, run_yardstick
+    from econbench.allo.gym.yardstick import load_model, model_act, run_yardstick
 
     cfg = YardstickConfig(seed=3, **SMALL)
     first = run_yardstick(cfg, tmp_path / "a")
@@ -160,7 +160,7 @@ def test_short_training_end_to_end_and_determinism(tmp_path: Path) -> None:
 def test_another_seed_trains_another_network(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("stable_baselines3")
-    from econbench.allo.yardstick import train_ppo
+    from econbench.allo.gym.yardstick import train_ppo
 
     params = []
     for seed in (0, 1):

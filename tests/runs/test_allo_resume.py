@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo import runner as runner_module
-from econbench.allo.runner import CellSpec
+from econbench.allo.episodes import runner as runner_module
+from econbench.allo.episodes.runner import CellSpec
 from econbench.cli import app
 from econbench.runs.allo.cell import CellResumeError, run_cell
 from econbench.runs.resume import ResumeError, resume_run, run_status

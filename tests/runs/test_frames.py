@@ -15,7 +15,7 @@ import pytest
 import econbench
 from econbench.agents.policy import Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall
-from econbench.allo.runner import CellSpec
+from econbench.allo.episodes.runner import CellSpec
 from econbench.runs.allo.cell import run_cell
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.reading import idle_flags

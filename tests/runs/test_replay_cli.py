@@ -20,7 +20,7 @@ from econbench.agents.models.registry import (
 )
 from econbench.agents.models.wraps import make_provider_wrap
 from econbench.agents.tools import ToolCall
-from econbench.allo.runner import CellSpec
+from econbench.allo.episodes.runner import CellSpec
 from econbench.cli import app
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun

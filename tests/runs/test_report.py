@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from econbench.agents.policy import Routine, ScriptedPolicy
 from econbench.agents.tools import ToolCall
+from econbench.allo.episodes.runner import CellSpec
 from econbench.allo.game import EpisodeResult
-from econbench.allo.metrics import summarize
-from econbench.allo.runner import CellSpec
+from econbench.allo.game.metrics import summarize
 from econbench.cli import app
 from econbench.runs.allo.cell import run_cell
 from econbench.runs.allo.report import allo_cells, allo_episodes, kappa_table, ladder_table

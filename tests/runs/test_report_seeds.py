@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from econbench.allo.metrics import paired_ratio_bootstrap
+from econbench.allo.game.metrics import paired_ratio_bootstrap
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.figures import draw_figure3, festival_spans, focal_means
 from econbench.runs.coffee.report import ALL_PAIRS_UP_TO, score_ci, score_paired, table2, table3

@@ -24,8 +24,8 @@ from econbench.agents.models import record as record_module
 from econbench.agents.models.record import CallRecord
 from econbench.agents.models.registry import register_scripted, unregister_scripted
 from econbench.agents.tools import ToolCall
-from econbench.allo import runner as allo_runner
-from econbench.allo.runner import CellSpec
+from econbench.allo.episodes import runner as allo_runner
+from econbench.allo.episodes.runner import CellSpec
 from econbench.cli import app
 from econbench.coffee import world as world_module
 from econbench.runs import checkpoint as checkpoint_module

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from econbench.allo.runner import CellSpec
+from econbench.allo.episodes.runner import CellSpec
 from econbench.cli import app
 from econbench.runs.allo.cell import run_cell
 from econbench.runs.coffee.config import RunConfig

@@ -12,7 +12,7 @@ from econbench.agents.models.base import ChatMessage, ModelOutput, Usage
 from econbench.agents.models.registry import register_scripted, unregister_scripted
 from econbench.agents.models.scripted import ScriptedModel
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.allo.runner import CellSpec
+from econbench.allo.episodes.runner import CellSpec
 from econbench.runs import layout
 from econbench.runs.allo.cell import run_cell
 from econbench.runs.coffee.config import RunConfig

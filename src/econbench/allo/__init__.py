@@ -9,9 +9,9 @@ its ``entry_point`` string, so the env module itself loads only on ``gymnasium.m
 from __future__ import annotations
 
 GYM_ENV_IDS: dict[str, str] = {
-    "AlloBench-R0-v0": "econbench.allo.gym_env:AlloR0Env",
-    "AlloBench-R0-Counting-v0": "econbench.allo.gym_env:AlloR0CountingEnv",
-    "AlloBench-Features-v0": "econbench.allo.gym_env:AlloFeaturesEnv",
+    "AlloBench-R0-v0": "econbench.allo.gym.envs:AlloR0Env",
+    "AlloBench-R0-Counting-v0": "econbench.allo.gym.envs:AlloR0CountingEnv",
+    "AlloBench-Features-v0": "econbench.allo.gym.envs:AlloFeaturesEnv",
 }
 
 

@@ -1,6 +1,6 @@
 """Distil the paper's stored runs into the small fixture ``paper_runs.json.xz``.
 
-The fixture keeps, for every folder a published table reads (``econbench.allo.paper_published``),
+The fixture keeps, for every folder a published table reads (``econbench.allo.paper.published``),
 exactly what ``econbench allo import`` needs to rebuild its episodes: the stream's families and
 roles, every stored decision (slot, class, decision, how it was parsed) and the session totals the
 import cross-checks; R3 keeps its per-problem script writes and which problems were shown. Prompts,
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from econbench.allo import paper_published as P
+from econbench.allo.paper import published as P
 
 OUT = Path(__file__).with_name("paper_runs.json.xz")
 

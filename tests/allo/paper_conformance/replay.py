@@ -2,7 +2,7 @@
 record what econbench sends.
 
 ``TABLE`` says, for every fixture file, which econbench condition plays it (the names of
-``econbench.allo.conditions``), at which rung, with which model, and what else the paper's
+``econbench.allo.paper.conditions``), at which rung, with which model, and what else the paper's
 command line set that is not the condition's (a framing option, a model setting the user
 gives). The skin follows each episode's ``vocab``, B and K its ``cell``; the stream is
 ``generate_stream(seed, StreamConfig())`` (the paper's generator). ``econbench_episode`` is the
@@ -124,7 +124,7 @@ class EpisodeSetup:
 
 @functools.cache
 def _sandbox() -> Any:
-    from econbench.allo.sandbox import Sandbox
+    from econbench.allo.sandbox.core import Sandbox
 
     return Sandbox()
 
@@ -133,8 +133,8 @@ def econbench_episode(file: str, unit: Unit, *, condition: str | None = None) ->
     """The econbench side of episode ``unit`` of fixture ``file``: ``TABLE[file]`` through the
     named condition (``condition`` replaces the table's name, to try another)."""
     from econbench.agents.models.settings import ModelSettings
-    from econbench.allo.conditions import get_condition
-    from econbench.allo.stream import StreamConfig, generate_stream
+    from econbench.allo.game.stream import StreamConfig, generate_stream
+    from econbench.allo.paper.conditions import get_condition
     from econbench.runs.allo.factory import condition_settings
 
     entry = TABLE[file]
@@ -192,7 +192,7 @@ def replay(
 ) -> list[Replayed]:
     """Play each of ``episodes`` through econbench against ``stub``; an episode that raises
     (or whose requests the stub refused) keeps what it sent and the error."""
-    from econbench.allo.runner import play_episode
+    from econbench.allo.episodes.runner import play_episode
     from econbench.runs.allo.llm_actor import LLMActorFactory
 
     kind = kind_of(file)

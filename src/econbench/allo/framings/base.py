@@ -2,7 +2,7 @@
 
 A *framing* renders the same game (``econbench.allo.game.Game``) in some language — balls in a
 bag, problem families with a decide-only tool, code, real scripts. The runner
-(``econbench.allo.runner``) owns the game and the actor; a framing only
+(``econbench.allo.episodes.runner``) owns the game and the actor; a framing only
 
 - writes the system prompt and the observation text of every turn,
 - exposes its tools (a ``Toolkit``) and says when a decision turn is over and what was decided,
@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from econbench.agents.tools import ToolCall, Toolkit, ToolSpec
 from econbench.allo.framings.registry import ReplyStyle
 from econbench.allo.game import Turn
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 PROTOCOLS: tuple[str, ...] = ("paper", "econbench")
 """``paper``: the AlloBench paper's texts and turn rules (default); ``econbench``: econbench's

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from econbench.agents.tools import ToolError, Toolkit, tool
-from econbench.allo.families import DEFAULT_MAGNITUDE, FAMILIES, Instance
 from econbench.allo.framings.base import (
     AutoTurn,
     Framing,
@@ -73,14 +72,15 @@ from econbench.allo.framings.declarative import TASK_HEAD, SolverEpisode
 from econbench.allo.framings.registry import register
 from econbench.allo.framings.script_runs import clip, is_exact, sandbox_record, shown
 from econbench.allo.game import Turn
-from econbench.allo.instances import (
+from econbench.allo.game.families import DEFAULT_MAGNITUDE, FAMILIES, Instance
+from econbench.allo.game.instances import (
     DEFAULT_PROFILE,
     describe_instance_options,
     framing_instances,
     set_instance_options,
 )
-from econbench.allo.sandbox import Sandbox, SandboxResult
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
+from econbench.allo.sandbox.core import Sandbox, SandboxResult
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 

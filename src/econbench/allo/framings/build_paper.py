@@ -47,7 +47,7 @@ and read scripts and must ``submit_answer`` to move on. Its rules, reproduced he
   worded after the paper's R2 one) is stated at K > 0, and at K = 0 only with
   ``state_cost=True``; the default (``state_cost=False``) at K = 0 is the paper's R3 prompt.
 
-How this maps onto the game (``econbench.allo.game``), and the choices the paper leaves open:
+How this maps onto the game (``econbench.allo.game.core``), and the choices the paper leaves open:
 
 - *Commit.* The first write while a problem of a type is current is that type's build, at
   that problem's sighting, exactly as the paper's scorer (``skirental_scorer.
@@ -86,7 +86,6 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from econbench.agents.tools import ToolCall, Toolkit, ToolSpec, tool
-from econbench.allo.families import FAMILIES, family_for_class
 from econbench.allo.framings.base import (
     AutoTurn,
     CallPlan,
@@ -101,8 +100,10 @@ from econbench.allo.framings.base import (
 from econbench.allo.framings.covers import instance_text, recognise
 from econbench.allo.framings.script_runs import is_exact, sandbox_record
 from econbench.allo.game import Turn
-from econbench.allo.instances import framing_instances
-from econbench.allo.sandbox import (
+from econbench.allo.game.families import FAMILIES, family_for_class
+from econbench.allo.game.instances import framing_instances
+from econbench.allo.game.stream import Stream
+from econbench.allo.sandbox.core import (
     REASON_CPU,
     REASON_CRASHED,
     REASON_EXCEPTION,
@@ -113,7 +114,6 @@ from econbench.allo.sandbox import (
     REASON_TIMEOUT,
     SandboxResult,
 )
-from econbench.allo.stream import Stream
 
 if TYPE_CHECKING:
     from econbench.allo.framings.build import BuildFraming

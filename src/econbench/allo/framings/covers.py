@@ -3,7 +3,7 @@
 Under protocol ``"paper"`` a task shows only its problem, worded by one of the family's covers
 (``prompts/solver_covers.toml``, the paper's wording, in the paper's order) and filled with
 the occurrence's parameters: the family is never named. Which cover an occurrence shows is its
-instance's ``cover`` (``econbench.allo.instances``): with the paper's instances (the default)
+instance's ``cover`` (``econbench.allo.game.instances``): with the paper's instances (the default)
 the paper's own draw, ``choice`` over the family's covers right after the sampler's draws;
 with econbench's (``instances="econbench"``) :func:`cover_index`, drawn from
 ``numpy.random.default_rng([seed, t, cls, COVER_SALT])``, a stream of its own.
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from econbench.allo.families import FAMILY_NAMES, Instance, family_for_class
+from econbench.allo.game.families import FAMILY_NAMES, Instance, family_for_class
 
 COVER_SALT = 0xC0FE_A110
 """Names the cover-choice stream: ``default_rng([seed, t, cls, COVER_SALT])``."""
@@ -68,7 +68,7 @@ def problem_text(seed: int, t: int, cls: int, instance: Instance) -> str:
 def instance_text(instance: Instance) -> str:
     """The problem text of ``instance``: its family's cover number ``instance.cover``."""
     if instance.cover is None:
-        raise ValueError("this instance has no cover (see econbench.allo.instances)")
+        raise ValueError("this instance has no cover (see econbench.allo.game.instances)")
     return render_cover(instance.family, instance.params, instance.cover)
 
 

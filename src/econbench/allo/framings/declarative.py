@@ -5,7 +5,7 @@ types, a cover drawn per occurrence, the paper's tool schemas, results and turn 
 ``paper_solver.py``; the options are ``SolverFraming``'s). This module's texts and rules are
 protocol ``"econbench"``:
 
-Class ``c`` is the problem family ``FAMILIES[c % 8]`` (``econbench.allo.families``); every
+Class ``c`` is the problem family ``FAMILIES[c % 8]`` (``econbench.allo.game.families``); every
 occurrence shows the family's title, cover story and a fresh instance statement
 (``instance_for(seed, t, cls)``). The agent is told to decide only, not to compute, and has two
 argument-free tools, ``claim_solver()`` (COMMIT) and ``skip_solver()`` (PASS).
@@ -26,7 +26,6 @@ import json
 from typing import Any, ClassVar
 
 from econbench.agents.tools import ToolError, Toolkit, tool
-from econbench.allo.families import DEFAULT_MAGNITUDE, FAMILIES, Family, Instance, family_for_class
 from econbench.allo.framings.base import (
     AutoTurn,
     Framing,
@@ -47,13 +46,20 @@ from econbench.allo.framings.paper_solver import (
 )
 from econbench.allo.framings.registry import register
 from econbench.allo.game import Turn
-from econbench.allo.instances import (
+from econbench.allo.game.families import (
+    DEFAULT_MAGNITUDE,
+    FAMILIES,
+    Family,
+    Instance,
+    family_for_class,
+)
+from econbench.allo.game.instances import (
     DEFAULT_PROFILE,
     describe_instance_options,
     framing_instances,
     set_instance_options,
 )
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 TASK_HEAD = r"^Task (?P<number>\d+) of (?P<n_tasks>\d+) — "
 

@@ -54,7 +54,6 @@ import re
 from typing import Any, ClassVar
 
 from econbench.agents.tools import ToolCall, ToolError, Toolkit, ToolSpec, tool
-from econbench.allo.families import FAMILIES, Instance, family_for_class
 from econbench.allo.framings.base import (
     AutoTurn,
     CallPlan,
@@ -69,8 +68,9 @@ from econbench.allo.framings.base import (
 from econbench.allo.framings.covers import recognise, render_cover
 from econbench.allo.framings.decision_calls import EMPTY_SCHEMA, OK, plan_decision
 from econbench.allo.game import Turn
-from econbench.allo.instances import framing_instances
-from econbench.allo.stream import Stream
+from econbench.allo.game.families import FAMILIES, Instance, family_for_class
+from econbench.allo.game.instances import framing_instances
+from econbench.allo.game.stream import Stream
 
 PAPER_NO_CALL_ATTEMPTS = 1
 """Replies without a tool call a paper-protocol turn takes by default: one, as in the paper's

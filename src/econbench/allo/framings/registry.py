@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from econbench.allo.framings.base import Framing
 
 ReplyStyle = Literal["text", "keep", "claim", "code", "build"]
-"""What a scripted actor (``econbench.allo.actors.PolicyActor``) sends on a decision turn:
+"""What a scripted actor (``econbench.allo.episodes.actors.PolicyActor``) sends on a decision turn:
 ``text`` a ``DECISION: KEEP|PASS`` line (R0), ``keep`` a ``keep``/``pass`` tool call (the R0
 probe), ``claim`` ``claim_solver``/``skip_solver`` (R1), ``code`` ``claim_solver(code)`` (R2),
 ``build`` ``write_script``/``run_script``/``submit_answer`` (R3)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from econbench.allo.sandbox import SandboxResult
+from econbench.allo.sandbox.core import SandboxResult
 
 TEXT_LIMIT = 2000
 """Characters of a run's stdout/stderr kept in the record (and shown under "econbench")."""

@@ -61,7 +61,7 @@ from econbench.allo.framings.urn_paper import (
 )
 from econbench.allo.framings.urn_parser import ParsedDecision, outcome_of_reply, parse_decision
 from econbench.allo.game import Turn
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 __all__ = [
     "SKIN_NAMES",

@@ -54,7 +54,7 @@ from econbench.allo.framings.base import (
 )
 from econbench.allo.framings.urn_parser import outcome_of_reply
 from econbench.allo.game import Turn
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 
 def article(word: str) -> str:

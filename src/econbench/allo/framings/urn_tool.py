@@ -65,7 +65,7 @@ from econbench.allo.framings.urn_paper import (
     PaperVocab,
     paper_vocab,
 )
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 TOOL_NAMES = ("keep", "pass")
 """``(commit, decline)``: the paper's ``valid_names``; the decline side is the default."""

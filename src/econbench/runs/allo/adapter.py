@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from econbench.agents.models.record import CallRecord
 from econbench.agents.models.registry import ModelSettings
 from econbench.agents.models.wraps import RunProviderWrap
-from econbench.allo.runner import spec_from_config
-from econbench.allo.stream import MAX_SEEDS, parse_seeds
+from econbench.allo.episodes.runner import spec_from_config
+from econbench.allo.game.stream import MAX_SEEDS, parse_seeds
 from econbench.runs.allo.cell import CellResumeError, CellStopped, run_cell
 from econbench.runs.allo.experiment import (
     AlloExperiment,

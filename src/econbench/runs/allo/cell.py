@@ -1,6 +1,6 @@
 """An AlloBench cell in a run directory: play it, checkpoint it, continue it.
 
-:func:`run_cell` plays a configuration (``econbench.allo.runner.CellSpec``) over many seeds
+:func:`run_cell` plays a configuration (``econbench.allo.episodes.runner.CellSpec``) over many seeds
 and writes ``episodes.jsonl`` (one record per episode), ``summary.json``, ``config.json`` and
 ``meta.json``; the CLI's ``run`` and every cell of ``sweep`` go through it. Each finished
 episode is sealed by ``checkpoint.json``, so a killed cell continues after its last complete
@@ -23,10 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from econbench.agents.models.base import ModelError, ProviderWrap
-from econbench.allo.actors import ActorFactory, PolicyActorFactory
-from econbench.allo.framings.base import Framing
-from econbench.allo.game import EpisodeResult
-from econbench.allo.runner import (
+from econbench.allo.episodes.actors import ActorFactory, PolicyActorFactory
+from econbench.allo.episodes.runner import (
     CellSpec,
     Episode,
     cell_config,
@@ -34,6 +32,8 @@ from econbench.allo.runner import (
     summary_of,
     with_protocol,
 )
+from econbench.allo.framings.base import Framing
+from econbench.allo.game import EpisodeResult
 from econbench.jsonio import json_line
 from econbench.runs.allo.factory import make_factory
 from econbench.runs.benchmark import StoppedError

@@ -34,18 +34,18 @@ from rich.table import Table
 from econbench.agents.models import providers
 from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
-from econbench.allo.actors import ActorFactory
-from econbench.allo.conditions import CONDITIONS, DEFAULT_CONDITION
+from econbench.allo.episodes.actors import ActorFactory
+from econbench.allo.episodes.runner import PAPER_TASKS, CellSpec, Episode
 from econbench.allo.framings import FRAMINGS, PROTOCOLS, SKIN_NAMES
 from econbench.allo.framings.base import Framing
-from econbench.allo.policies import EXACT_TASKS_LIMIT
-from econbench.allo.runner import PAPER_TASKS, CellSpec, Episode
-from econbench.allo.stream import (
+from econbench.allo.game.stream import (
     GENERATORS,
     STREAM_BUDGETS,
     StreamConfig,
     seeds_from_options,
 )
+from econbench.allo.paper.conditions import CONDITIONS, DEFAULT_CONDITION
+from econbench.allo.solvers.policies import EXACT_TASKS_LIMIT
 from econbench.runs.allo.cell import (
     CellResumeError,
     CellStopped,
@@ -167,7 +167,7 @@ def _sandbox_preflight(specs: list[CellSpec], allow_weak: bool) -> None:
     """For R3 cells: check the sandbox before anything is written and say which one runs."""
     if not any(spec.framing == "r3" for spec in specs):
         return
-    from econbench.allo.sandbox import ALLOW_WEAK_ENV, Sandbox, SandboxUnavailable
+    from econbench.allo.sandbox.core import ALLOW_WEAK_ENV, Sandbox, SandboxUnavailable
 
     if allow_weak:
         os.environ[ALLOW_WEAK_ENV] = "1"  # every R3 sandbox this process builds
@@ -321,7 +321,7 @@ def _cache(value: str | None) -> Path | None:
 
 def _condition(condition: str | None, protocol: str) -> str:
     """The condition a cell plays (``--condition``, or the one ``--protocol`` implies)."""
-    from econbench.allo.conditions import condition_for
+    from econbench.allo.paper.conditions import condition_for
 
     if protocol.strip().lower() not in PROTOCOLS:
         raise UsageError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
@@ -370,8 +370,8 @@ def _presolve(spec: CellSpec, factory: ActorFactory, console: Console, quiet: bo
     """Solve a ``bayes`` policy's table before the first episode, behind a bar of the solve's
     turns: otherwise the first decision solves it silently (seconds at the defaults, minutes
     for ``bayes:exact``). The episodes then find it in the solver cache."""
-    from econbench.allo.bayes import get_solver
-    from econbench.allo.policies import BayesPolicy
+    from econbench.allo.solvers.bayes import get_solver
+    from econbench.allo.solvers.policies import BayesPolicy
 
     policy = getattr(factory, "policy", None)
     if not isinstance(policy, BayesPolicy):
@@ -887,7 +887,7 @@ def write_surface(path: Path, summaries: list[dict[str, Any]]) -> None:
     write_atomic(path, buffer.getvalue())  # replaces a link at the path, never follows it
 
 
-from econbench.allo.yardstick_cli import register as _register_yardstick  # noqa: E402
+from econbench.allo.gym.yardstick_cli import register as _register_yardstick  # noqa: E402
 from econbench.runs.allo.train_cli import register as _register_train  # noqa: E402
 
 _register_yardstick(app, int_option)  # the allo layer may not import runs.limits

@@ -37,9 +37,9 @@ PROBE_POLICY = "never"
 
 def framing_basis(entry: Entry) -> CallBasis:
     """Calls and prompt sizes per episode of the entry's framing, from its own texts."""
-    from econbench.allo.actors import PolicyActorFactory
-    from econbench.allo.runner import play_episode
-    from econbench.allo.stream import generate_stream
+    from econbench.allo.episodes.actors import PolicyActorFactory
+    from econbench.allo.episodes.runner import play_episode
+    from econbench.allo.game.stream import generate_stream
     from econbench.runs.allo.experiment import cell_of
 
     spec, _ = cell_of(entry)

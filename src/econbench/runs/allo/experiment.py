@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from econbench.agents.models.registry import ModelConfigError, ModelSettings, parse_model_name
-from econbench.allo.runner import CellSpec
-from econbench.allo.stream import EVAL_SEEDS, StreamConfig
+from econbench.allo.episodes.runner import CellSpec
+from econbench.allo.game.stream import EVAL_SEEDS, StreamConfig
 from econbench.runs.allo.factory import make_factory
 from econbench.runs.experiment import (
     Entry,
@@ -73,7 +73,7 @@ class AlloExperiment(ExperimentBase):
     protocol: Literal["paper", "econbench"] = "paper"
     """The framings' texts and turn rules: the paper's, or econbench's earlier ones."""
     condition: str | None = None
-    """The paper's condition (``econbench.allo.conditions``): ``frontier`` (default),
+    """The paper's condition (``econbench.allo.paper.conditions``): ``frontier`` (default),
     ``full-stream``, ``surface``, ``reskin``, ``no-n``, ``tool-probe``, ``qwen`` or
     ``econbench``."""
 
@@ -83,7 +83,7 @@ class AlloExperiment(ExperimentBase):
     @field_validator("condition")
     @classmethod
     def _condition(cls, value: str | None) -> str | None:
-        from econbench.allo.conditions import get_condition
+        from econbench.allo.paper.conditions import get_condition
 
         return get_condition(value).name if value is not None else None
 

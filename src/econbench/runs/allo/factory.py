@@ -16,10 +16,10 @@ from econbench.agents.models.settings import (
     PAPER_STYLE_PROVIDERS,
     ModelSettings,
 )
-from econbench.allo.actors import ActorFactory
-from econbench.allo.conditions import Condition, get_condition
+from econbench.allo.episodes.actors import ActorFactory
+from econbench.allo.episodes.runner import CellSpec, reference_factory
 from econbench.allo.framings import FRAMINGS
-from econbench.allo.runner import CellSpec, reference_factory
+from econbench.allo.paper.conditions import Condition, get_condition
 
 
 def make_factory(

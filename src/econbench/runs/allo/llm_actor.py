@@ -25,7 +25,7 @@ from econbench.agents.models.registry import ModelSettings, build_provider, make
 from econbench.agents.policy import Input, Reply
 from econbench.agents.react import CompactionSettings, LLMAgent
 from econbench.agents.tools import ToolSpec
-from econbench.allo.actors import EpisodeInfo
+from econbench.allo.episodes.actors import EpisodeInfo
 
 
 class LLMActor:

@@ -2,7 +2,7 @@
 
 ``econbench allo import`` turns the paper's stored sessions into cells whose config names the
 folder they came from; :func:`paper_checks` finds the folders each published table uses
-(:mod:`econbench.allo.paper_published`), recomputes every number with econbench's own episode
+(:mod:`econbench.allo.paper.published`), recomputes every number with econbench's own episode
 records, and lists it beside the paper's. A number matches when it agrees within the paper's
 rounding (half a unit of its last printed digit).
 
@@ -23,18 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from econbench.allo import paper_published as P
-from econbench.allo.metrics import (
+from econbench.allo.game.metrics import (
     PAIRED_BOOT as N_BOOT,
 )
-from econbench.allo.metrics import (
+from econbench.allo.game.metrics import (
     PAIRED_BOOT_SEED as BOOT_SEED,
 )
-from econbench.allo.metrics import (
+from econbench.allo.game.metrics import (
     PairedDifference,
     paired_ratio_bootstrap,
     pooled_ratio_ci,
 )
+from econbench.allo.paper import published as P
 from econbench.runs.layout import EPISODES, read_jsonl
 
 INTERVAL_TOLERANCE = 1.0

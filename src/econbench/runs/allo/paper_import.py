@@ -5,8 +5,9 @@ The paper's repository stores one folder per seed, ``<family>/seed_<n>/`` with `
 problems with their ``class_id``) and ``session.json`` (R0–R2: the model's turns, ``transcript``,
 one entry per decision with ``slot``, ``class_id``, ``prompt``, ``reply`` and the parsed
 ``decision``) or ``sessions.jsonl`` (R3: one tool-using conversation, replayed by
-:mod:`econbench.allo.paper_r3`). Which rung and model a folder is, and how its cells are named
-(``paper/claude-haiku-4.5``, ``paper/gpt-5.4-mini``, …), is :mod:`econbench.allo.paper_sources`:
+:mod:`econbench.allo.paper.r3_sessions`). Which rung and model a folder is, and how its cells are
+named (``paper/claude-haiku-4.5``, ``paper/gpt-5.4-mini``, …), is
+:mod:`econbench.allo.paper.sources`:
 
 - ``urn_<model>…`` → R0 (``…_vocab-quiver`` etc. → the R0 skins ``quiver``/``chest``/``cauldron``;
   ``urn_tool_<model>…`` → the same urn decided by a keep/pass tool call, ``…/tool-call``);
@@ -20,7 +21,7 @@ plays itself), ``rl_*`` and anything else.
 Each episode is rebuilt by replaying the stored decisions through :class:`~econbench.allo.game.
 Game` on the stored stream; the result is cross-checked against the session's own ``collected``
 (R3: its number of script writes); a mismatch is an error. The turn records follow
-:func:`econbench.allo.runner.play_episode`: decision turns carry the stored prompt as
+:func:`econbench.allo.episodes.runner.play_episode`: decision turns carry the stored prompt as
 ``observation`` and the stored reply as the one reply. A stored decision parsed by default
 (``how`` = ``default``, ``error``, ``malformed_args``: no valid tag or tool call) is recorded
 ``resolved: false``, as the runner records an unresolved reply. Decision turns the session never
@@ -42,19 +43,19 @@ from pathlib import Path
 from typing import Any
 
 from econbench import __version__
-from econbench.allo.families import FAMILY_NAMES
+from econbench.allo.episodes.runner import SCHEMA_VERSION, _seed_text, outcome_fields, safe_name
 from econbench.allo.game import EpisodeResult, Game
-from econbench.allo.metrics import summarize
-from econbench.allo.paper_r3 import R3SessionError, replay_r3, turn_head
-from econbench.allo.paper_sources import (
+from econbench.allo.game.families import FAMILY_NAMES
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import Stream, StreamConfig
+from econbench.allo.paper.r3_sessions import R3SessionError, replay_r3, turn_head
+from econbench.allo.paper.sources import (
     Folder,
     parse_folder,
     policy_names,
     surface_folder,
     with_magnitude,
 )
-from econbench.allo.runner import SCHEMA_VERSION, _seed_text, outcome_fields, safe_name
-from econbench.allo.stream import Stream, StreamConfig
 from econbench.jsonio import json_line
 from econbench.runs.layout import CONFIG, EPISODES, META, SUMMARY
 from econbench.runs.store import run_metadata, write_json
@@ -285,7 +286,7 @@ def replay_episode(
 def _r3_record(
     d: Path, folder: Folder, policy: str, cost: float
 ) -> tuple[EpisodeResult, dict[str, Any], int, Stream]:
-    """One stored R3 seed as an episode record (see :mod:`econbench.allo.paper_r3`)."""
+    """One stored R3 seed as an episode record (see :mod:`econbench.allo.paper.r3_sessions`)."""
     seed = _seed_of(d)
     items = _load(d / "stream.json")
     meta = _load(d / "meta.json") if (d / "meta.json").exists() else None

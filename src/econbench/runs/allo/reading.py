@@ -4,7 +4,7 @@ figures and what the viewer shows of it (:class:`AlloReader`).
 The frames: ``episodes`` (one row per episode, without the bulky ``turns``, plus
 ``n_commits``, ``first_sight_eligible`` and ``first_sight_eligible_commits``: the episode's
 eligible first-occurrence turns and the commits among them, counted from its ``turns`` by
-``econbench.allo.metrics.first_sight_turns``), ``turns`` (one row per turn with its episode's
+``econbench.allo.game.metrics.first_sight_turns``), ``turns`` (one row per turn with its episode's
 ``seed``; a turn's class label is ``class_label``) and ``summary`` (one row). A cell without
 ``summary.json`` gets a provisional summary from its finished episodes.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from econbench.allo.metrics import read_summary
+from econbench.allo.game.metrics import read_summary
 from econbench.runs import layout
 from econbench.runs.frames import EMPTY_COLUMNS, frame_of, short
 
@@ -55,7 +55,7 @@ def episodes_frame(episode_rows: list[dict[str, Any]]) -> pd.DataFrame:
     rows = [{k: v for k, v in r.items() if k != "turns"} for r in episode_rows]
     frame = frame_of(rows, EMPTY_COLUMNS["episodes"])
     if rows:
-        from econbench.allo.metrics import first_sight_turns
+        from econbench.allo.game.metrics import first_sight_turns
 
         frame["n_commits"] = frame["commits"].map(len)
         counts = [first_sight_turns(r.get("turns", [])) for r in episode_rows]

@@ -10,7 +10,7 @@
   whose unresolved decision turns exceed 10 % is invalid and marked ‡.
 - ``ladder_paired``: per policy, adjacent rungs sharing seeds: the paper's paired comparison,
   the difference of the two rungs' re-pooled first-sight-among-commitments ratios with a
-  seed-bootstrap interval (:func:`econbench.allo.metrics.paired_ratio_bootstrap`: both rungs
+  seed-bootstrap interval (:func:`econbench.allo.game.metrics.paired_ratio_bootstrap`: both rungs
   re-pooled on the same resampled seeds, 10,000 resamples, RNG seed 0, percentile interval;
   zero-commit seeds stay in and add nothing), with the shared seeds and those left out.
 
@@ -47,8 +47,8 @@ from typing import Any
 import pandas as pd
 
 from econbench.allo.framings import SKIN_NAMES, framing_class, ladder_order
-from econbench.allo.metrics import paired_ratio_bootstrap
-from econbench.allo.paper_published import RUNGS as PAPER_RUNGS
+from econbench.allo.game.metrics import paired_ratio_bootstrap
+from econbench.allo.paper.published import RUNGS as PAPER_RUNGS
 from econbench.runs.allo.paper_check import Check, paper_checks
 from econbench.runs.allo.reading import READER, framing_name
 from econbench.runs.frames import RunFrames

@@ -29,7 +29,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from econbench.allo.stream import seeds_from_options
+from econbench.allo.game.stream import seeds_from_options
 from econbench.runs.limits import MAX_BUDGET, MAX_SEED, MAX_TASKS, int_option
 
 DEFAULT_TRANSFER_OUT = Path("runs/allo/transfer")

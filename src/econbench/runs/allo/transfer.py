@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from econbench.agents.models.registry import ModelSettings
+from econbench.allo.episodes.runner import CellSpec, Episode
 from econbench.allo.framings import framing_label
-from econbench.allo.runner import CellSpec, Episode
-from econbench.allo.stream import StreamConfig
+from econbench.allo.game.stream import StreamConfig
 from econbench.runs.allo.cell import run_cell
 from econbench.runs.layout import CONFIG, EPISODES, read_json, read_jsonl
 from econbench.runs.store import write_json
@@ -38,7 +38,7 @@ VARIANTS = ("base", "adapted")
 @dataclass(frozen=True)
 class Rung:
     """One evaluated cell: a framing, for R0 a skin, and the paper's condition it is played
-    under (``econbench.allo.conditions``)."""
+    under (``econbench.allo.paper.conditions``)."""
 
     key: str
     framing: str

@@ -32,12 +32,12 @@ class CoffeeBenchmark:
 
     @property
     def max_seeds(self) -> int:
-        from econbench.allo.stream import MAX_SEEDS  # the seed syntax the commands share
+        from econbench.allo.game.stream import MAX_SEEDS  # the seed syntax the commands share
 
         return MAX_SEEDS
 
     def parse_seeds(self, text: str) -> list[int]:
-        from econbench.allo.stream import parse_seeds
+        from econbench.allo.game.stream import parse_seeds
 
         return parse_seeds(text)
 

@@ -192,7 +192,7 @@ def print_usage(summaries: list[dict]) -> None:
 def parse_seed_text(text: str) -> list[int]:
     """``--seeds``: the seed-list grammar of ``allo run --seeds`` and ``coffee exploits``,
     imported only when given (it lives with AlloBench's streams)."""
-    from econbench.allo.stream import parse_seeds
+    from econbench.allo.game.stream import parse_seeds
 
     try:
         return parse_seeds(text)
@@ -504,7 +504,7 @@ def exploits_command(
 
     from rich.table import Table
 
-    from econbench.allo.stream import parse_seeds
+    from econbench.allo.game.stream import parse_seeds
     from econbench.coffee.exploits import (
         TACTIC_NAMES,
         UnknownBackgroundError,
@@ -617,7 +617,7 @@ def background_exploits_command(
     from rich.markup import escape
     from rich.table import Table
 
-    from econbench.allo.stream import parse_seeds
+    from econbench.allo.game.stream import parse_seeds
     from econbench.coffee.exploits import (
         BACKGROUND_TACTICS,
         DEFAULT_THRESHOLD,

@@ -3,10 +3,10 @@ the before/after transfer table.
 
 What is trained is exactly what ``econbench allo eval-transfer`` measures on R0:
 
-- **The text.** Training episodes are played by ``econbench.allo.runner.play_episode`` through
-  the evaluation framing (``get_framing("r0")``): the same system prompt, the same decision
-  texts, the same batched notices of automatic turns (``gym_env``'s ``AlloBench-R0-v0``
-  shows the same text one decision at a time; ``AlloBench-R0-Counting-v0``, which states
+- **The text.** Training episodes are played by ``econbench.allo.episodes.runner.play_episode``
+  through the evaluation framing (``get_framing("r0")``): the same system prompt, the same decision
+  texts, the same batched notices of automatic turns (``gym.envs``'s ``AlloBench-R0-v0`` shows the
+  same text one decision at a time; ``AlloBench-R0-Counting-v0``, which states
   sighting counts, is not what a model sees in evaluation). The reskins, R1 and R2 then
   measure transfer.
 - **The action** (``rollout_mode``). In evaluation the model writes free text ending with

@@ -4,7 +4,7 @@ The defaults are the paper's recipe (``scripts/rl``: 20 steps × 25 seeds × 4 r
 r 32 / α 64, clip 0.2, KL 0.05, lr 6e-5, temperature 1.2, one PPO epoch, a privileged critic)
 except the action: ``rollout_mode="forced"`` reads KEEP/PASS at one position, which a CPU can
 afford; ``"free"`` samples whole replies as the paper did. The prompt is the R0 urn of a
-condition of the paper (``econbench.allo.conditions``; ``train_framing``): ``frontier``, N
+condition of the paper (``econbench.allo.paper.conditions``; ``train_framing``): ``frontier``, N
 announced, the paper's Run 2 (``rl_urn_pilot_a2``), or ``no-n``, its Run 1 (``rl_urn_pilot``);
 neither states the charge at K = 0, as the paper's rollouts never did
 (``tests/allo/data/paper_requests``: ``r0_rl_rollout_n``, ``r0_rl_rollout_no_n``).
@@ -17,17 +17,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from econbench.allo.conditions import DEFAULT_CONDITION, get_condition
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import Game
-from econbench.allo.gym_env import features_from_view
-from econbench.allo.stream import (
+from econbench.allo.game.stream import (
     EVAL_SEEDS,
     TRAIN_SEED_START,
     StreamConfig,
     generate_stream,
     parse_seeds,
 )
+from econbench.allo.gym.envs import features_from_view
+from econbench.allo.paper.conditions import DEFAULT_CONDITION, get_condition
 from econbench.runs.allo.posttrain.returns import true_rate
 
 Critic = Literal["public", "privileged"]

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from econbench.allo.conditions import DEFAULT_CONDITION
-from econbench.allo.stream import StreamConfig
+from econbench.allo.game.stream import StreamConfig
+from econbench.allo.paper.conditions import DEFAULT_CONDITION
 from econbench.runs.allo.posttrain.config import train_framing
 from econbench.runs.allo.posttrain.rollout import EpisodeRollout, LMPolicy, play_rollout
 

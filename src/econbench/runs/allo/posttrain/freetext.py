@@ -25,7 +25,7 @@ import torch
 
 from econbench.agents.models.base import ChatMessage
 from econbench.agents.models.hf.provider import loop_period
-from econbench.allo.actors import Input, Reply, UserText
+from econbench.allo.episodes.actors import Input, Reply, UserText
 from econbench.runs.allo.posttrain.policy import ConversationActor, LMPolicy
 
 

@@ -8,7 +8,7 @@ made, so the bookkeeping is the benchmark's own:
   early); reward of a PASS = 0;
 - return of a decision = its reward plus the rewards of every later decision (undiscounted), so
   the first decision's return is the episode's net utility;
-- features = ``econbench.allo.gym_env.features_from_view`` at the decision (the public part of
+- features = ``econbench.allo.gym.envs.features_from_view`` at the decision (the public part of
   what the value baseline sees: t/T, budget fraction, sightings, unkept classes seen, K/T, early
   sighting);
 - rate = the true draw probability of the decision's class, read from the stream (which classes
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from econbench.allo.game import EpisodeResult, Game
-from econbench.allo.gym_env import features_from_view
-from econbench.allo.stream import Stream, class_probabilities
+from econbench.allo.game.stream import Stream, class_probabilities
+from econbench.allo.gym.envs import features_from_view
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Play R0 training episodes with a causal LM, in either rollout mode.
 
-The episode is played by the benchmark's own runner (``econbench.allo.runner.play_episode``)
-through the evaluation framing, with the model as the actor, and the decisions are then
-taken from the episode's own records, as the evaluation reads them:
+The episode is played by the benchmark's own runner
+(``econbench.allo.episodes.runner.play_episode``) through the evaluation framing, with the model as
+the actor, and the decisions are then taken from the episode's own records, as the evaluation reads
+them:
 
 - ``forced`` (:class:`DecisionActor`): per decision it renders the conversation with the
   model's chat template, appends ``DECISION:`` (see ``actions``), feeds only the new tokens
@@ -26,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from econbench.agents.models.base import ChatMessage
-from econbench.allo.actors import EpisodeInfo, Input, Reply, UserText
+from econbench.allo.episodes.actors import EpisodeInfo, Input, Reply, UserText
+from econbench.allo.episodes.runner import play_episode
 from econbench.allo.framings.base import Framing
 from econbench.allo.game import EpisodeResult
-from econbench.allo.runner import play_episode
-from econbench.allo.stream import StreamConfig, generate_stream, stream_config_for
+from econbench.allo.game.stream import StreamConfig, generate_stream, stream_config_for
 from econbench.runs.allo.posttrain.actions import reply_text
 from econbench.runs.allo.posttrain.config import RolloutMode, train_framing
 from econbench.runs.allo.posttrain.freetext import FreeTextActor

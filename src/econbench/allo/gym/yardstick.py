@@ -7,7 +7,7 @@ minutes on a CPU, and is then scored exactly like the reference policies of
 same evaluation streams (seeds ``eval_seed … eval_seed + episodes − 1``, default 0–999, drawn
 with ``StreamConfig()`` whatever B is: the paper's generator and its fixed B = 3 streams, as
 the runner and the gym env draw them by default) and aggregating with
-:func:`econbench.allo.metrics.summarize`.
+:func:`econbench.allo.game.metrics.summarize`.
 
 Choices where the issue is silent:
 
@@ -22,7 +22,8 @@ Choices where the issue is silent:
   DummyVecEnv (no subprocesses): the same config gives the same weights and the same results.
 - The evaluated policy is the deterministic (arg-max) action of the trained network.
 - Baselines: ``bayes``, ``wait:2``, ``eager`` and ``hindsight`` (1.0 by construction), made by
-  :func:`econbench.allo.policies.make_policy` and played by ``play_many`` as the benchmark does.
+  :func:`econbench.allo.solvers.policies.make_policy` and played by ``play_many`` as the
+  benchmark does.
 
 torch and stable-baselines3 are the ``train`` extra: they are imported only when training or
 loading a model, and their absence is :class:`TrainExtraMissing` with a one-line hint.
@@ -43,16 +44,16 @@ import numpy as np
 
 from econbench import __version__
 from econbench.allo.game import EpisodeResult, Game
-from econbench.allo.gym_env import AlloFeaturesEnv, features_from_view
-from econbench.allo.metrics import summarize
-from econbench.allo.policies import make_policy, play_many
-from econbench.allo.stream import (
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import (
     TRAIN_SEED_START,
     Stream,
     StreamConfig,
     generate_streams,
     stream_config_for,
 )
+from econbench.allo.gym.envs import AlloFeaturesEnv, features_from_view
+from econbench.allo.solvers.policies import make_policy, play_many
 
 TRAIN_EXTRA_HINT = "install the train extra: pip install 'econbench[train]'"
 DEFAULT_BASELINES: tuple[str, ...] = ("bayes", "wait:2", "eager", "hindsight")

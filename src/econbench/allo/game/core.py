@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ import numpy as np
 from gymnasium import spaces
 
 from econbench.allo.game import EpisodeResult, Game, GameView
-from econbench.allo.stream import (
+from econbench.allo.game.stream import (
     Stream,
     StreamBudget,
     StreamConfig,

@@ -1,7 +1,7 @@
 """In-sandbox entry script: harden this process, then run the untrusted ``solve``.
 
-``econbench.allo.sandbox`` compiles this file and its two helpers (``_sandbox_confine``,
-``_sandbox_seccomp``) once, sends the code objects to a fresh ``python -I -S`` inside the
+``econbench.allo.sandbox.core`` compiles this file and its two helpers (``_confine``,
+``_seccomp``) once, sends the code objects to a fresh ``python -I -S`` inside the
 sandbox over stdin (stdlib only, no site-packages, no environment influence) and passes one
 JSON config argument. It must use only the standard library; inside the sandbox the
 ``econbench.allo`` imports below resolve to the code objects the harness sent, never to the
@@ -14,7 +14,7 @@ Order matters, because each step needs powers the next ones take away:
    a fork into the new PID namespace), then RLIMIT_NPROC where a fresh user namespace makes
    it count only the sandbox's own tasks;
 3. Landlock (kernel-enforced filesystem, TCP and signal scoping) where the kernel has it;
-4. the seccomp-BPF filter (``_sandbox_seccomp``);
+4. the seccomp-BPF filter (``_seccomp``);
 5. a check that every layer the harness requires is in force: if one is missing the run
    fails with "sandbox error" before any user code is compiled;
 6. a PEP 578 audit hook: a tripwire with readable messages, not a boundary (code in the
@@ -35,7 +35,7 @@ import signal
 import sys
 import traceback
 
-from econbench.allo._sandbox_confine import (
+from econbench.allo.sandbox._confine import (
     PR_SET_NO_NEW_PRIVS,
     capabilities_clear,
     confine,
@@ -43,7 +43,7 @@ from econbench.allo._sandbox_confine import (
     remount_workspace,
     set_death_signal,
 )
-from econbench.allo._sandbox_seccomp import apply_seccomp
+from econbench.allo.sandbox._seccomp import apply_seccomp
 
 RESULT_FD = -1  # set from the config when run as the sandbox entry script
 

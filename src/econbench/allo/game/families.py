@@ -8,7 +8,7 @@ scripted R3 builder writes into the sandbox. ``solve`` and ``reference_code`` ar
 with different algorithms on purpose, so a test that compares them checks something.
 
 Class id ``c`` uses ``FAMILIES[c % 8]``. An episode's instances come from
-``econbench.allo.instances.episode_instances``: by default the paper's own draws (its
+``econbench.allo.game.instances.episode_instances``: by default the paper's own draws (its
 ``random.Random(seed)`` continued after the stream, its samplers draw for draw, its named
 values ``PAPER_KEYS``), or econbench's earlier generator, ``instance_for(seed, t, cls)``: fresh
 parameters per occurrence seeded by ``np.random.default_rng([seed, t, cls, SALT])``.
@@ -16,7 +16,7 @@ parameters per occurrence seeded by ``np.random.default_rng([seed, t, cls, SALT]
 Ranges, with instance magnitude ``m`` (default 100), as the paper's
 ``scripts/theory/family_kit.py`` samplers draw them (its default "haiku" profile);
 ``scale(m)`` is its ``_scale``, a uniform integer in [137m, 9973m]. ``instance_for`` draws
-them with numpy (different draws from the same distributions); ``econbench.allo.instances``
+them with numpy (different draws from the same distributions); ``econbench.allo.game.instances``
 draws the paper's very instances (and its "sonnet"/"opus" profiles). Answers can exceed 2^53
 (crt_solve, continued_frac): they are Python ints. ``reference_code`` accepts the parameters
 under econbench's names or the paper's (``PAPER_KEYS``, as the paper's R3 shows them).
@@ -115,7 +115,7 @@ class Instance:
     them). ``cover`` is the index of the family's cover the occurrence shows (None when no
     cover was chosen, as ``instance_for`` alone chooses none); ``named_values`` are the same
     values under the paper's names and in the paper's order (``SEED, A, B, M, K`` …, see
-    ``PAPER_KEYS``), set for the paper's instances only (``econbench.allo.instances``).
+    ``PAPER_KEYS``), set for the paper's instances only (``econbench.allo.game.instances``).
     """
 
     family: str

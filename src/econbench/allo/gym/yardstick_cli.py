@@ -25,7 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from econbench.allo.runner import PAPER_TASKS
+from econbench.allo.episodes.runner import PAPER_TASKS
 
 DEFAULT_OUT = Path("runs/allo/yardstick")
 MAX_TRAINING_SEED = 2**32 - 1
@@ -106,7 +106,7 @@ def register(app: typer.Typer, int_option: IntOption) -> None:
 
         Writes ppo_model.zip, results.json and results.md into --out.
         """
-        from econbench.allo.yardstick import (
+        from econbench.allo.gym.yardstick import (
             DEFAULT_BASELINES,
             TrainExtraMissing,
             YardstickConfig,

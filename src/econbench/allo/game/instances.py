@@ -1,14 +1,14 @@
 """An episode's problem instances, one per turn: the paper's draws (default) or econbench's.
 
 ``episode_instances(stream, generator=..., profile=..., magnitude=...)`` gives the instance of
-every turn of ``stream`` (``Instance`` of ``econbench.allo.families``: family, econbench-named
+every turn of ``stream`` (``Instance`` of ``econbench.allo.game.families``: family, econbench-named
 ``params``, exact ``answer``, the ``cover`` index the occurrence shows and, for the paper's
 instances, the paper's ``named_values``). Deterministic, and cached per (stream, options).
 
 ``generator="paper"`` draws exactly what the paper's ``stream_builder.build_stochastic_stream``
 draws (``scripts/session/stream_builder.py`` and ``scripts/theory/family_kit.py``). The paper
 makes everything of an episode with ONE ``random.Random(seed)``: the stream (role shuffle,
-early-trap coin, candidate streams, the fallback; ``econbench.allo.stream``, ``generator=
+early-trap coin, candidate streams, the fallback; ``econbench.allo.game.stream``, ``generator=
 "paper"``), then, continuing the same generator, the instances: class by class in order of
 first appearance in the stream, all occurrences of a class in a row, each occurrence = the
 family sampler's draws followed by ``choice`` over the family's covers (``Family.make_member``).
@@ -64,7 +64,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from econbench.allo.families import (
+from econbench.allo.framings.covers import cover_index, covers
+from econbench.allo.game.families import (
     DEFAULT_MAGNITUDE,
     PAPER_KEYS,
     Instance,
@@ -74,8 +75,7 @@ from econbench.allo.families import (
     instance_for,
     params_from_named,
 )
-from econbench.allo.framings.covers import cover_index, covers
-from econbench.allo.stream import Stream, paper_draw
+from econbench.allo.game.stream import Stream, paper_draw
 
 GENERATORS: tuple[str, ...] = ("paper", "econbench")
 """The instance generators: the paper's draws (default) and econbench's earlier ones."""

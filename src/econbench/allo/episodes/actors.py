@@ -17,8 +17,8 @@ An ``ActorFactory`` makes one actor per episode from an :class:`EpisodeInfo`. Th
 the true stream for the harness's sake; only oracle actors (the ``hindsight`` reference) may
 read it — an LLM factory must not pass it on.
 
-:class:`PolicyActor` plays a reference policy (``econbench.allo.policies``) through exactly the
-interface and information a model has: it reads the observation texts with the framing's
+:class:`PolicyActor` plays a reference policy (``econbench.allo.solvers.policies``) through
+exactly the interface and information a model has: it reads the observation texts with the framing's
 ``ObservationReader``, keeps its own counts, names classes by first appearance (the policies
 are label-invariant), builds a ``GameView`` from that memory, and answers in the framing's own
 language. Only ``hindsight`` gets the real stream, and with it the true class ids; every other
@@ -44,12 +44,12 @@ from typing import Any, Protocol
 
 from econbench.agents.policy import Actor, Input, Reply, ToolResult, UserText
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.allo.families import FAMILIES, Family
 from econbench.allo.framings.base import Framing, ObservationReader, ReaderEvent
 from econbench.allo.framings.registry import ReplyStyle
 from econbench.allo.game import GameView
-from econbench.allo.policies import AlloPolicy, make_policy
-from econbench.allo.stream import Stream, StreamConfig
+from econbench.allo.game.families import FAMILIES, Family
+from econbench.allo.game.stream import Stream, StreamConfig
+from econbench.allo.solvers.policies import AlloPolicy, make_policy
 
 
 def result_text(result: dict[str, Any]) -> str:

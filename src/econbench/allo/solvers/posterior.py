@@ -26,7 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
-from econbench.allo.stream import StreamConfig
+from econbench.allo.game.stream import StreamConfig
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from econbench.allo.sandbox_workspace import stale_names, workspace_prefix
+from econbench.allo.sandbox.workspace import stale_names, workspace_prefix
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The Bellman-optimal ``bayes`` policy: backward induction over canonical belief states.
 
-State before the draw at position t: the budget left b and, per class, (count, seen among the
-first W draws, built). The posterior (see :mod:`econbench.allo.posterior`) depends on the counts
+State before the draw at position t: the budget left b and, per class, (count, seen among the first
+W draws, built). The posterior (see :mod:`econbench.allo.solvers.posterior`) depends on the counts
 only through Σ_{c∈H} n_c and on the early flags, and classes are exchangeable, so a state is the
 *multiset* of per-class codes ``count << 2 | early << 1 | built`` (a sorted byte row; b is implied
 by B − #built). The recursion at a state s is
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from econbench.allo.game import GameView
-from econbench.allo.posterior import HotSetModel
-from econbench.allo.stream import StreamConfig
+from econbench.allo.game.stream import StreamConfig
+from econbench.allo.solvers.posterior import HotSetModel
 
 DEFAULT_CAP = 4
 """Count cap used for the default configuration (see the module docstring)."""
@@ -456,7 +456,7 @@ class RuleActor:
 
     It lets the exact solver compute a heuristic's exact expected net utility (no sampling
     noise): ``"eager"``, ``"wait:k"`` and ``"posterior:p"`` with the K rules of
-    :mod:`econbench.allo.policies`.
+    :mod:`econbench.allo.solvers.policies`.
     """
 
     def __init__(self, spec: str, config: StreamConfig, cost: float = 0.0) -> None:

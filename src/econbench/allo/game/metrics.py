@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from econbench.allo.game import EpisodeResult
+from econbench.allo.game.core import EpisodeResult
 
 BOOT_SALT = 0xB007
 PAIRED_BOOT = 10_000

@@ -71,7 +71,7 @@ from typing import Any
 from econbench import __version__
 from econbench.agents.policy import Actor
 from econbench.agents.tools import ToolCall
-from econbench.allo.actors import (
+from econbench.allo.episodes.actors import (
     ActorFactory,
     EpisodeInfo,
     Input,
@@ -80,13 +80,12 @@ from econbench.allo.actors import (
     ToolResult,
     UserText,
 )
-from econbench.allo.conditions import DEFAULT_CONDITION, condition_for, get_condition
 from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_skin
 from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, TurnOutcome
 from econbench.allo.game import EpisodeResult, Game, Turn
-from econbench.allo.instances import GENERATORS as INSTANCE_GENERATORS
-from econbench.allo.metrics import summarize
-from econbench.allo.stream import (
+from econbench.allo.game.instances import GENERATORS as INSTANCE_GENERATORS
+from econbench.allo.game.metrics import summarize
+from econbench.allo.game.stream import (
     EVAL_SEEDS,
     STREAM_BUDGETS,
     Stream,
@@ -95,6 +94,7 @@ from econbench.allo.stream import (
     generate_stream,
     stream_config_for,
 )
+from econbench.allo.paper.conditions import DEFAULT_CONDITION, condition_for, get_condition
 from econbench.suggest import did_you_mean
 
 SCHEMA_VERSION = 1
@@ -488,10 +488,10 @@ class CellSpec:
     protocol: str = "paper"
     """The framing's texts and turn rules: ``"paper"`` or ``"econbench"`` (see the module doc)."""
     condition: str | None = None
-    """The paper's condition played (``econbench.allo.conditions``); None: ``"frontier"``, or
+    """The paper's condition played (``econbench.allo.paper.conditions``); None: ``"frontier"``, or
     ``"econbench"`` under that protocol. Normalised on construction."""
     instances: str = "paper"
-    """R1–R3's problem instances (``econbench.allo.instances``): the paper's draws, or
+    """R1–R3's problem instances (``econbench.allo.game.instances``): the paper's draws, or
     econbench's own generator (``"econbench"``; always so under protocol ``"econbench"``)."""
 
     def __post_init__(self) -> None:
@@ -649,7 +649,7 @@ def play_cell(
 
 
 def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) -> dict[str, Any]:
-    """The cell's summary: the metrics of ``econbench.allo.metrics`` plus run facts."""
+    """The cell's summary: the metrics of ``econbench.allo.game.metrics`` plus run facts."""
     stats = summarize([e.result for e in episodes], records=[e.record for e in episodes])
     summary: dict[str, Any] = {
         "framing": spec.framing,

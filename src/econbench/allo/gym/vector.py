@@ -1,6 +1,6 @@
 """Vectorised numpy implementation of the features game: E episodes stepped at once.
 
-It reproduces :class:`econbench.allo.gym_env.AlloFeaturesEnv` exactly (same observations,
+It reproduces :class:`econbench.allo.gym.envs.AlloFeaturesEnv` exactly (same observations,
 rewards, terminations and episode results for the same streams and actions), but each
 ``step`` resolves one decision in every live episode with array operations: the next decision
 turn is the first later position whose class has no tool, the automatic turns in between are
@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 
 from econbench.allo.game import Commit, EpisodeResult, hindsight_opt
-from econbench.allo.gym_env import N_FEATURES, SIGHTING_SCALE, RewardMode
-from econbench.allo.stream import (
+from econbench.allo.game.stream import (
     Stream,
     StreamBudget,
     StreamConfig,
     generate_stream,
     stream_config_for,
 )
+from econbench.allo.gym.envs import N_FEATURES, SIGHTING_SCALE, RewardMode
 
 
 class VectorFeaturesGame:

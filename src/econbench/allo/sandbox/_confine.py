@@ -1,6 +1,6 @@
 """In-sandbox confinement for the ``rlimit`` backend: what bubblewrap does, done by the runner.
 
-Sent into the sandbox with ``_sandbox_runner`` (stdlib only; it must not import econbench or
+Sent into the sandbox with ``_runner`` (stdlib only; it must not import econbench or
 anything outside the standard library). ``confine`` turns the freshly started runner process
 into a sandbox as strong as the bubblewrap backend where the kernel allows it, and reports
 each layer it put in force (``no-<layer>`` for one it could not):

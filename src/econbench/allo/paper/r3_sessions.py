@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench.allo.game import EpisodeResult, Game
-from econbench.allo.stream import Stream
+from econbench.allo.game.stream import Stream
 
 PROBLEM_HEAD = re.compile(r"^PROBLEM (\d+) of (\d+)")
 USAGE_KEYS = {

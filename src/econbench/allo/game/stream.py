@@ -27,7 +27,7 @@ Two generators draw this distribution (``StreamConfig.generator``):
   coin is still drawn); with an empty early window (``budget == 0``) the condition is dropped
   (the paper's code would fail there). The paper then draws the episode's problem instances
   from the same generator: :func:`paper_draw` returns it in that state
-  (``econbench.allo.instances``).
+  (``econbench.allo.game.instances``).
 - ``"numpy"`` (econbench's earlier generator, same distribution, different episodes):
   ``np.random.default_rng([seed, STREAM_SALT])`` draws, in order, a permutation (its first
   ``n_hot`` entries are hot), the first stream (``Generator.choice``), up to ``max_redraws``
@@ -212,7 +212,7 @@ def _paper_stream(seed: int, config: StreamConfig) -> Stream:
 def paper_draw(seed: int, config: StreamConfig) -> tuple[Stream, random.Random]:
     """The paper generator's stream of episode ``seed`` and its ``random.Random`` right after
     drawing it, whatever ``config.generator`` says: the paper draws the episode's problem
-    instances next, from the same generator (``econbench.allo.instances``)."""
+    instances next, from the same generator (``econbench.allo.game.instances``)."""
     if seed < 0:
         raise ValueError("seeds must be non-negative")
     rng = random.Random(seed)

@@ -3,8 +3,8 @@
 ``Sandbox.run(code, inputs)`` writes ``code`` and ``inputs`` to a private temporary
 directory and starts a fresh interpreter with ``python -I -S`` (isolated mode, standard
 library only: no site-packages, no user site, no ``PYTHON*`` variables). The interpreter
-receives the runner (``_sandbox_runner.py`` with ``_sandbox_confine.py`` and
-``_sandbox_seccomp.py``, compiled once per harness process) on stdin; the runner hardens
+receives the runner (``_runner.py`` with ``_confine.py`` and
+``_seccomp.py``, compiled once per harness process) on stdin; the runner hardens
 itself and then calls ``solve(inputs)``. The return value must be JSON-serialisable and at
 most ``RESULT_LIMIT_BYTES`` (4 KiB) as JSON; comparing it with the exact answer is the
 caller's job. The workspace is deleted afterwards and the whole process group is killed,
@@ -25,11 +25,11 @@ root holding only read-only binds of /usr, /lib*, /bin (symlinks mirrored) and t
 installation, minimal /proc and /dev, the root and /dev remounted read-only, and a
 size-capped tmpfs at /sandbox as the only writable place (the runner covers it with one whose
 inodes are capped too). bwrap maps the sandbox's uid to its caller's, so a root harness
-starts it through ``_sandbox_gate`` as uid 65534: run as root, the script would own every host
+starts it through ``_gate`` as uid 65534: run as root, the script would own every host
 inode it can see (``os.fchmod`` on ``/dev/null`` would change the host's).
 
 ``rlimit`` (the fallback where bwrap is missing or cannot start): the runner does the same
-itself (``_sandbox_confine``): new mount, PID, network, IPC, UTS and cgroup namespaces
+itself (``_confine``): new mount, PID, network, IPC, UTS and cgroup namespaces
 (directly as root, else in a new user namespace), a private tmpfs root with the same
 read-only binds, four device files and a size-capped tmpfs at /sandbox (no /proc: host
 metadata is simply not there), the host root detached; the script runs as PID 1 of the new
@@ -40,7 +40,7 @@ remains (rlimits, Landlock, seccomp, no root), and the backend is refused by def
 Inside either backend the runner adds: rlimits (CPU: soft = ``cpu_s``, SIGKILL one second
 later; address space; file size; open files; no core), ``RLIMIT_NPROC`` where a fresh user
 namespace makes it count only the sandbox's tasks, Landlock where the kernel has it, and a
-seccomp filter (see ``_sandbox_seccomp``: no processes, exec, signals or limits of other
+seccomp filter (see ``_seccomp``: no processes, exec, signals or limits of other
 processes, no network, no fanotify, no file-attribute ioctls, no mounts or namespaces, no
 memfd, SysV IPC or message queues …). The PEP 578 audit hook (``python_guards``, on by
 default) is a tripwire, not a layer: it gives readable messages and fails the run with reason
@@ -55,12 +55,12 @@ The harness enforces the rest: wall-clock timeout and stdout+stderr capped at
 ``value`` None, a short ``preview`` kept), whatever the script writes into the pipe; the
 report's ``reason``/``error``/``layers`` are validated and clipped, since a script can forge
 them. Where it can create cgroups, each run gets its own memory and pids cgroup
-(``sandbox_cgroup``): one budget for everything the run makes the kernel hold, which
+(``cgroup``): one budget for everything the run makes the kernel hold, which
 rlimits cannot give; a run the kernel kills there fails with "memory". ``describe()``
 derives the limits in force from the layers (``enforced_limits``), never from the settings
 alone. Workspaces and cgroups are named after the harness pid and start time; those of dead
 harnesses are swept at the next start, without following links, and a workspace that cannot
-be removed is reported (``cleanup_error``, and a logged warning), see ``sandbox_workspace``.
+be removed is reported (``cleanup_error``, and a logged warning), see ``workspace``.
 
 Failure reasons: "timeout", "cpu time", "memory", "output limit", "syntax error",
 "missing entry", "exception", "forbidden", "not json", "result too large", "killed",
@@ -98,9 +98,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from econbench.allo._sandbox_runner import TRIPWIRE_LINE
-from econbench.allo.sandbox_cgroup import SANDBOX_OWN_TASKS, RunCgroup
-from econbench.allo.sandbox_workspace import (
+from econbench.allo.sandbox._runner import TRIPWIRE_LINE
+from econbench.allo.sandbox.cgroup import SANDBOX_OWN_TASKS, RunCgroup
+from econbench.allo.sandbox.workspace import (
     remove_workspace,
     sweep_stale_workspaces,
     workspace_prefix,
@@ -176,11 +176,11 @@ BWRAP_LAYERS: tuple[str, ...] = (
 _HERE = Path(__file__).parent
 # Sent into the sandbox in this order; the last one runs as __main__.
 _RUNNER_MODULES = (
-    ("econbench.allo._sandbox_confine", _HERE / "_sandbox_confine.py"),
-    ("econbench.allo._sandbox_seccomp", _HERE / "_sandbox_seccomp.py"),
-    ("__main__", _HERE / "_sandbox_runner.py"),
+    ("econbench.allo.sandbox._confine", _HERE / "_confine.py"),
+    ("econbench.allo.sandbox._seccomp", _HERE / "_seccomp.py"),
+    ("__main__", _HERE / "_runner.py"),
 )
-_GATE = _HERE / "_sandbox_gate.py"
+_GATE = _HERE / "_gate.py"
 _READ_FILES = ("/etc/ld.so.cache",)
 _DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
@@ -237,11 +237,11 @@ class SandboxResult:
 
 
 # Turns the harness's code objects into modules. The runner imports its helpers as
-# ``econbench.allo._sandbox_*``; inside the sandbox those names resolve to these modules
+# ``econbench.allo.sandbox._*``; inside the sandbox those names resolve to these modules
 # (under empty stand-in packages), never to the installed econbench.
 _LOADER = """
 import sys, types
-for _name in ("econbench", "econbench.allo"):
+for _name in ("econbench", "econbench.allo", "econbench.allo.sandbox"):
     _pkg = types.ModuleType(_name)
     _pkg.__path__ = []
     sys.modules[_name] = _pkg

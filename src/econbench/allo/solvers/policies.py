@@ -12,8 +12,9 @@ Rules with a build charge K > 0 (spec: "build only if the expected collection ex
 - ``posterior:p`` commits when P(class hot | history) ≥ p (exact posterior over the hot-set
   hypotheses with the trap-early factor) *and* the posterior-expected collection
   1 + E[later occurrences] exceeds K.
-- ``bayes[:cap]`` is Bellman-optimal under the known generator (see :mod:`econbench.allo.bayes`;
-  counts capped at ``cap`` for the posterior, default :data:`econbench.allo.bayes.DEFAULT_CAP`).
+- ``bayes[:cap]`` is Bellman-optimal under the known generator (see
+  :mod:`econbench.allo.solvers.bayes`; counts capped at ``cap`` for the posterior, default
+  :data:`econbench.allo.solvers.bayes.DEFAULT_CAP`).
 - ``hindsight`` commits at first sight to the best ≤ B classes with n_c > K (ties: lower id).
 - ``never`` always passes; ``random[:p]`` commits with probability p (default 0.5) from a
   generator seeded by ``(stream.seed, RANDOM_SALT)``.
@@ -25,10 +26,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from econbench.allo.bayes import DEFAULT_CAP, get_solver
 from econbench.allo.game import EpisodeResult, Game, GameView
-from econbench.allo.posterior import HotSetModel
-from econbench.allo.stream import Stream, StreamConfig
+from econbench.allo.game.stream import Stream, StreamConfig
+from econbench.allo.solvers.bayes import DEFAULT_CAP, get_solver
+from econbench.allo.solvers.posterior import HotSetModel
 from econbench.suggest import did_you_mean
 
 RANDOM_SALT = 0x5A1D_0001
@@ -189,7 +190,7 @@ def make_policy(
     ``"hindsight"``, ``"never"``, ``"random[:P]"``.
 
     ``bayes`` solves its table lazily at the first decision (then cached per cost and budget,
-    see :func:`econbench.allo.bayes.get_solver`); ``cost`` and ``budget`` are accepted for
+    see :func:`econbench.allo.solvers.bayes.get_solver`); ``cost`` and ``budget`` are accepted for
     symmetry — every policy reads K and B from the :class:`GameView`.
     """
     name, _, arg = spec.strip().partition(":")

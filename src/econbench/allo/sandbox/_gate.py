@@ -1,6 +1,6 @@
 """Starts bubblewrap for one sandboxed run: join the run's cgroups, then become the sandbox's
-host uid, then exec ``bwrap``. Standard library only; run as ``python -I -S _sandbox_gate.py
-CONFIG BWRAP ARGS...`` by ``econbench.allo.sandbox``.
+host uid, then exec ``bwrap``. Standard library only; run as ``python -I -S _gate.py
+CONFIG BWRAP ARGS...`` by ``econbench.allo.sandbox.core``.
 
 Why a gate: bwrap forks at once, so a cgroup joined after it started would miss its
 children; the gate joins first and everything bwrap starts inherits the group. And a root
@@ -25,7 +25,7 @@ import sys
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the stdlib: no shadowing
 
-from _sandbox_confine import (
+from _confine import (
     CLONE_NEWNS,
     MS_BIND,
     MS_NODEV,
