@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
 
     result = api.run_allo(
         framing=args.framing,
-        policy=args.policy,
+        actor=args.policy,
         seeds=args.episodes,
         cost=args.cost,
         budget=args.budget,

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     result = api.run_coffee(
-        seed=args.seed, days=args.days, agents={"roaster_A": args.roaster}, out=args.out
+        seed=args.seed, days=args.days, actors={"roaster_A": args.roaster}, out=args.out
     )
     print(f"roaster_A ({args.roaster}) earned ${result.net_income:,.2f} in {args.days} days")
     print(result.frames.summary[["firm", "policy", "net_income", "revenue"]].to_string(index=False))

@@ -1,19 +1,27 @@
-"""The Python API: run CoffeeBench or AlloBench with your own policy or model function.
+"""The Python API: run CoffeeBench or AlloBench with your own actor: a policy or a model.
 
 This is the stable entry point for notebooks and scripts (docs/python_api.md has a worked
 example); everything else under ``econbench`` may move between releases. Four functions:
 
-- :func:`run_coffee` plays one CoffeeBench economy. A firm is played by a policy name
-  (``agents=``, as in a TOML ``[agents]`` table: ``"heuristic"``, ``"openai/gpt-5.5"``), by a
-  Python policy (``policies=``: a function of :class:`Feedback` returning a
-  :class:`ToolCall` or ``None`` to wait, or a :class:`ScriptedPolicy` / :class:`Decider`
-  object), or by a *model function* (``models=``: a function of the chat messages and tools,
-  played through the same ReAct agent, prompts and recording as a real model).
-- :func:`run_allo` plays one AlloBench cell (a framing × policy over seeds) with a reference
-  policy name, a function of the observation text (``actor=``), your own actor factory
-  (``actor_factory=``), or a model function (``model=``).
+- :func:`run_coffee` plays one CoffeeBench economy; :func:`run_allo` plays one AlloBench cell
+  (a framing × actor over seeds).
 - :func:`resume_coffee` and :func:`resume_allo` continue an interrupted or stopped run,
-  given the same Python policies it was played with.
+  given the same Python actors it was played with.
+
+Who plays is said one way in both benchmarks: ``actors={firm: actor}`` (CoffeeBench, one per
+firm, ``"default"`` for the rest) or ``actor=`` (AlloBench). An actor is
+
+- a **name**: a scripted policy (``"heuristic"``, ``"eager"``, ``"wait:2"``) or a model
+  (``"openai/gpt-5.5"``), as in a TOML config or on the command line;
+- a **Python policy**: a function (CoffeeBench: of :class:`Feedback`, returning a
+  :class:`ToolCall` or ``None`` to wait; AlloBench: of the text sent, returning text, calls
+  or a :class:`Reply`), or an object (CoffeeBench: a :class:`ScriptedPolicy` / :class:`Decider`;
+  AlloBench: an ``ActorFactory``);
+- a **model function** wrapped in :class:`ModelFunction`: ``fn(messages, tools)``, played
+  through the same ReAct agent, prompts and recording as a real model.
+
+The earlier keywords (``agents=``, ``policies=``, ``models=``; ``policy=``,
+``actor_factory=``, ``model=``) still work and warn (``DeprecationWarning``).
 
 Each returns a result holding the run's ``summary`` (the ``summary.json`` dict), its
 ``run_dir`` (a normal run directory: ``econbench report``, ``view`` and ``load_run`` read it)
@@ -31,6 +39,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+import types
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +66,13 @@ if TYPE_CHECKING:
     from econbench.runs.frames import RunFrames
 
 __all__ = [
+    "AlloActor",
     "AlloResult",
+    "CoffeeActor",
     "CoffeeResult",
     "Decider",
     "Feedback",
+    "ModelFunction",
     "PolicyFunction",
     "Reply",
     "ScriptedPolicy",
@@ -78,6 +91,41 @@ TextActorFunction = Callable[[str], Union[str, ToolCall, list[ToolCall], Reply]]
 """An AlloBench actor as a plain function: the text sent to it (observations; tool results as
 JSON) → its reply: text (``"DECISION: KEEP"`` in R0), a tool call or calls, or a ``Reply``."""
 FOCAL_FIRM = "roaster_A"
+
+
+@dataclass(frozen=True)
+class ModelFunction:
+    """A model function, ``fn(messages, tools)`` returning a ``ModelOutput``, a text, a
+    :class:`ToolCall` or a list of them: it plays as a model does (the ReAct agent, its
+    prompts, compaction and ``record.sqlite``) and is recorded as ``scripted/<fn name>``.
+
+    Wrapping says what a bare function cannot: that it answers chat messages, not the
+    observations a Python policy reads."""
+
+    fn: ScriptedBrain
+
+    @property
+    def name(self) -> str:
+        """The model name the run records: ``scripted/<function name>``."""
+        name = getattr(self.fn, "__name__", type(self.fn).__name__)
+        return "scripted/" + "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+    def register(self, name: str | None = None) -> str:
+        """Make this function buildable as the model ``name`` (default :attr:`name`)."""
+        return register_scripted(name or self.name, self.fn)
+
+
+CoffeeActor = Union[str, PolicyFunction, Actor, ModelFunction]  # noqa: UP007
+"""Who plays a CoffeeBench firm: a policy or model name, a Python policy, a model function."""
+AlloActor = Union[str, TextActorFunction, "ActorFactory", ModelFunction]
+"""Who plays an AlloBench cell: a policy or model name, a text function, an actor factory,
+or a model function."""
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated: say who plays with {new}", DeprecationWarning, stacklevel=3
+    )
 
 
 # --------------------------------------------------------------------------- results
@@ -150,29 +198,63 @@ def qualified_name(obj: Any) -> str:
 
 
 def _as_policy(firm: str, policy: Any) -> Actor:
-    """A ``policies=`` value as an actor that can be checkpointed."""
+    """A Python policy as an actor that can be checkpointed."""
     if not hasattr(policy, "respond"):
         if not callable(policy):
-            raise TypeError(f"policies[{firm!r}] is neither a policy object nor a function")
+            raise TypeError(
+                f"actors[{firm!r}] is not a name, a Python policy (a function or an object "
+                f"with respond), or a ModelFunction: got {type(policy).__qualname__}"
+            )
         return FunctionPolicy(policy)
     if not (callable(getattr(policy, "state_dict", None)) and hasattr(policy, "load_state")):
         raise TypeError(
-            f"policies[{firm!r}] ({type(policy).__qualname__}) has no state_dict()/load_state(): "
+            f"actors[{firm!r}] ({type(policy).__qualname__}) has no state_dict()/load_state(): "
             "a run checkpoints every policy. Subclass ScriptedPolicy, or implement both (a "
             "stateless policy returns {} and ignores what it is given)"
         )
     return policy  # type: ignore[no-any-return]
 
 
-def _register_models(models: Mapping[str, ScriptedBrain], names: Mapping[str, str]) -> None:
-    """Make each model function buildable as the model its firm is recorded under."""
-    for firm, brain in models.items():
-        register_scripted(names[firm], brain)
+def _coffee_actors(
+    actors: Mapping[str, CoffeeActor] | None,
+    agents: Mapping[str, str] | None,
+    policies: Mapping[str, Any] | None,
+    models: Mapping[str, Any] | None,
+) -> dict[str, CoffeeActor]:
+    """``actors``, with the deprecated keywords folded in (a firm named twice is an error)."""
+    merged: dict[str, CoffeeActor] = dict(actors or {})
+    old = (("agents", agents, str), ("policies", policies, None), ("models", models, "model"))
+    for keyword, given, kind in old:
+        if given is None:
+            continue
+        _deprecated(f"{keyword}=", "actors={firm: actor}")
+        for firm, value in given.items():
+            if firm in merged:
+                raise ValueError(f"{firm!r} is given twice (actors= and {keyword}=)")
+            merged[firm] = ModelFunction(value) if kind == "model" else value
+    return merged
 
 
-def _model_name(brain: Any) -> str:
-    name = getattr(brain, "__name__", type(brain).__name__)
-    return "scripted/" + "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+def _split_coffee_actors(
+    actors: Mapping[str, CoffeeActor],
+) -> tuple[dict[str, str], dict[str, ModelFunction], dict[str, Actor]]:
+    """Names (for the config's ``[agents]``), model functions and Python policies."""
+    names: dict[str, str] = {}
+    models: dict[str, ModelFunction] = {}
+    policies: dict[str, Actor] = {}
+    for firm, actor in actors.items():
+        if isinstance(actor, str):
+            names[firm] = actor
+        elif firm == "default":
+            raise TypeError(
+                "actors['default'] must be a name (a policy or a model): a Python actor "
+                "plays the one firm it is given for"
+            )
+        elif isinstance(actor, ModelFunction):
+            models[firm] = actor
+        else:
+            policies[firm] = _as_policy(firm, actor)
+    return names, models, policies
 
 
 def _out_dir(out: str | Path | None, benchmark: str) -> Path:
@@ -186,28 +268,27 @@ def run_coffee(
     *,
     seed: int | None = None,
     days: int | None = None,
-    agents: Mapping[str, str] | None = None,
-    policies: Mapping[str, PolicyFunction | Actor] | None = None,
-    models: Mapping[str, ScriptedBrain] | None = None,
+    actors: Mapping[str, CoffeeActor] | None = None,
     config: str | Path | RunConfig | None = None,
     out: str | Path | None = None,
     overwrite: bool = False,
     condition: str | None = None,
+    agents: Mapping[str, str] | None = None,
+    policies: Mapping[str, PolicyFunction | Actor] | None = None,
+    models: Mapping[str, ScriptedBrain] | None = None,
 ) -> CoffeeResult:
     """Play one CoffeeBench economy and return its summary, directory and frames.
 
     Args:
         seed: The economy's seed (default: the config's, else 0).
         days: How many days to play (default: the config's, else 90).
-        agents: Policy names per firm (or ``default``), over the config's ``[agents]``:
-            scripted policies (``heuristic``, ``negotiating``, …) or models
-            (``provider/model``, keys from the environment).
-        policies: Python policies per firm: a function of ``Feedback`` returning a
-            ``ToolCall`` (``None`` waits), or a ``ScriptedPolicy``/``Decider`` object with
-            ``state_dict``/``load_state``. Recorded as ``custom:<qualified name>``.
-        models: Model functions per firm (``fn(messages, tools)`` returning a
-            ``ModelOutput``, text, a ``ToolCall`` or a list of them), played through the
-            ReAct agent like a real model and recorded as ``scripted/<function name>``.
+        actors: Who plays, per firm (``"default"`` for the firms not named), over the
+            config's ``[agents]``: a name — a scripted policy (``heuristic``, ``negotiating``,
+            …) or a model (``provider/model``, keys from the environment); a Python policy — a
+            function of ``Feedback`` returning a ``ToolCall`` (``None`` waits), or a
+            ``ScriptedPolicy``/``Decider`` object with ``state_dict``/``load_state``,
+            recorded as ``custom:<qualified name>``; or a ``ModelFunction``, played through
+            the ReAct agent like a real model and recorded as ``scripted/<function name>``.
         config: A TOML run config (path) or a ``RunConfig`` to start from.
         out: The run directory (default: a new temporary directory, kept).
         overwrite: Replace a finished run already in ``out``.
@@ -215,19 +296,24 @@ def run_coffee(
             econbench's CoffeeBench); ``paper`` plays the reference implementation's
             protocol (no economy overrides or prompt variants; scripted players ``passive``
             and ``heuristic`` only). Recorded in ``config.json`` and ``summary.json``.
+        agents: Deprecated: names, now given in ``actors``.
+        policies: Deprecated: Python policies, now given in ``actors``.
+        models: Deprecated: model functions, now ``actors={firm: ModelFunction(fn)}``.
     """
     from econbench.runs.coffee.config import RunConfig, load_config
     from econbench.runs.coffee.run import run_to_dir
 
+    who = _coffee_actors(actors, agents, policies, models)
+    names, model_fns, given = _split_coffee_actors(who)
     base = config if isinstance(config, RunConfig) else load_config(_path(config))
     data = base.model_dump(mode="json", by_alias=True)
     given_values = (("seed", seed), ("days", days), ("condition", condition))
     data.update({k: v for k, v in given_values if v is not None})
-    names = {firm: _model_name(brain) for firm, brain in (models or {}).items()}
-    data["agents"] = {**data["agents"], **dict(agents or {}), **names}
+    model_names = {firm: fn.name for firm, fn in model_fns.items()}
+    data["agents"] = {**data["agents"], **names, **model_names}
     run = RunConfig.model_validate(data)
-    _register_models(models or {}, names)
-    given = {firm: _as_policy(firm, p) for firm, p in (policies or {}).items()}
+    for fn in model_fns.values():
+        fn.register()
     where = _out_dir(out, "coffee")
     summary = run_to_dir(run, where, overwrite=overwrite, policies=given)
     return CoffeeResult(summary, where)
@@ -236,27 +322,37 @@ def run_coffee(
 def resume_coffee(
     run_dir: str | Path,
     *,
+    actors: Mapping[str, PolicyFunction | Actor | ModelFunction] | None = None,
+    force: bool = False,
     policies: Mapping[str, PolicyFunction | Actor] | None = None,
     models: Mapping[str, ScriptedBrain] | None = None,
-    force: bool = False,
 ) -> CoffeeResult:
     """Continue an interrupted or stopped CoffeeBench run from its checkpoint.
 
-    ``policies`` must play exactly the firms the run records as ``custom:…``, with policies
-    of the same qualified names (``force`` accepts others, and records them); ``models``
-    gives back the model functions of firms played by ``scripted/…`` models. A policy object
-    continues from the state its ``state_dict`` saved at the checkpoint.
+    ``actors`` gives back the Python actors the run cannot rebuild: exactly the firms it
+    records as ``custom:…``, with policies of the same qualified names (``force`` accepts
+    others, and records them), and a ``ModelFunction`` for each firm played by a
+    ``scripted/…`` model. A policy object continues from the state its ``state_dict`` saved
+    at the checkpoint. Names are not given: a run's named actors are in its config.
+    (``policies=`` and ``models=`` are the deprecated spellings.)
     """
     from econbench.runs.coffee.run import resume_to_dir
     from econbench.runs.resume import check_version
 
+    who = _coffee_actors(actors, None, policies, models)
+    named = sorted(firm for firm, actor in who.items() if isinstance(actor, str))
+    if named:
+        raise TypeError(
+            f"resume_coffee takes Python actors only; {', '.join(named)} given by name "
+            "(a resumed run's named actors come from its config.json)"
+        )
+    _names, model_fns, given = _split_coffee_actors(who)
     where = Path(run_dir)
     check_version(where, force)
     saved = _saved_config(where)
     agents = saved.get("agents") or {}
-    names = {firm: str(agents.get(firm) or agents.get("default")) for firm in models or {}}
-    _register_models(models or {}, names)
-    given = {firm: _as_policy(firm, p) for firm, p in (policies or {}).items()}
+    for firm, fn in model_fns.items():
+        fn.register(str(agents.get(firm) or agents.get("default")))
     summary = resume_to_dir(where, force=force, policies=given)
     return CoffeeResult(summary, where)
 
@@ -336,13 +432,47 @@ class TextActorFactory:
         return TextActor(self.fn, self.name)
 
 
+def _allo_actor(
+    actor: AlloActor | None,
+    policy: str | None,
+    actor_factory: ActorFactory | None,
+    model: ScriptedBrain | None,
+) -> AlloActor | None:
+    """``actor``, or the one deprecated keyword given instead of it."""
+    old = (("policy=", policy), ("actor_factory=", actor_factory), ("model=", model))
+    given = [(keyword, value) for keyword, value in old if value is not None]
+    for keyword, _value in given:
+        _deprecated(keyword, "actor=")
+    if len(given) + (actor is not None) > 1:
+        named = [k for k, _ in given] + (["actor="] if actor is not None else [])
+        raise ValueError(f"say who plays once: {' and '.join(named)} were both given")
+    if actor is not None or not given:
+        return actor
+    keyword, value = given[0]
+    return ModelFunction(value) if keyword == "model=" else value
+
+
+def _allo_player(actor: AlloActor) -> tuple[str | None, ActorFactory | None]:
+    """The cell's actor name (``None``: the factory names it) and the factory that plays it."""
+    if isinstance(actor, str):
+        return actor, None
+    if isinstance(actor, ModelFunction):
+        return actor.register(), None
+    if not callable(actor):
+        raise TypeError(
+            "actor is not a name, a function of text, an ActorFactory or a ModelFunction: "
+            f"got {type(actor).__qualname__}"
+        )
+    plain = isinstance(actor, (types.FunctionType, types.MethodType, types.BuiltinFunctionType))
+    if not plain and isinstance(getattr(actor, "name", None), str):
+        return None, actor  # an ActorFactory: a callable object with a name
+    return None, TextActorFactory(actor)
+
+
 def run_allo(
     *,
     framing: str = "r1",
-    policy: str = "eager",
-    actor: TextActorFunction | None = None,
-    actor_factory: ActorFactory | None = None,
-    model: ScriptedBrain | None = None,
+    actor: AlloActor | None = None,
     seeds: int | Sequence[int] | None = None,
     cost: float = 0.0,
     budget: int = 3,
@@ -351,20 +481,22 @@ def run_allo(
     instances: str = "paper",
     out: str | Path | None = None,
     overwrite: bool = False,
+    policy: str | None = None,
+    actor_factory: ActorFactory | None = None,
+    model: ScriptedBrain | None = None,
 ) -> AlloResult:
     """Play one AlloBench cell and return its summary, directory and frames.
 
     Args:
         framing: The rung: ``r0`` (urn, text answers), ``r1`` (claim/skip tools), ``r2``
             (code), ``r3`` (scripts in a sandbox).
-        policy: A reference policy (``eager``, ``wait:2``, ``hindsight``, …) or a model
-            (``provider/model``); used when no ``actor``, ``actor_factory`` or ``model``.
-        actor: A function of the text the actor is sent, returning its reply (text, tool
-            calls or a ``Reply``). Recorded as ``custom:<qualified name>``.
-        actor_factory: An ``econbench.allo.episodes.actors.ActorFactory`` (``name`` plus
-            ``__call__(EpisodeInfo) -> Actor``) for full control. Recorded as custom.
-        model: A model function (``fn(messages, tools)``), played through the LLM actor like
-            a real model and recorded as ``scripted/<function name>``.
+        actor: Who plays (default ``"eager"``): a name — a reference policy (``eager``,
+            ``wait:2``, ``hindsight``, …) or a model (``provider/model``); a function of the
+            text the actor is sent, returning its reply (text, tool calls or a ``Reply``),
+            recorded as ``custom:<qualified name>``; an ``ActorFactory`` (``name`` plus
+            ``__call__(EpisodeInfo) -> Actor``) for full control, recorded as custom; or a
+            ``ModelFunction``, played through the LLM actor like a real model and recorded
+            as ``scripted/<function name>``.
         seeds: Episode seeds, or how many of the evaluation seeds (2000…) to play (default:
             all 24).
         cost: The build charge K.
@@ -377,19 +509,20 @@ def run_allo(
             generator).
         out: The cell's directory (default: a new temporary directory, kept).
         overwrite: Start afresh in ``out`` rather than continue the cell there.
+        policy: Deprecated: a name, now ``actor=``.
+        actor_factory: Deprecated: now ``actor=``.
+        model: Deprecated: now ``actor=ModelFunction(fn)``.
     """
     from econbench.allo.episodes.runner import CellSpec
     from econbench.allo.game.stream import EVAL_SEEDS
     from econbench.runs.allo.cell import run_cell
 
-    if sum(x is not None for x in (actor, actor_factory, model)) > 1:
-        raise ValueError("give at most one of actor, actor_factory and model")
+    who = _allo_actor(actor, policy, actor_factory, model)
+    name, factory = _allo_player("eager" if who is None else who)
     chosen = EVAL_SEEDS[:seeds] if isinstance(seeds, int) else (seeds or EVAL_SEEDS)
-    if model is not None:
-        policy = register_scripted(_model_name(model), model)
     spec = CellSpec(
         framing,
-        policy,
+        name or "eager",
         seeds=tuple(chosen),
         cost=cost,
         budget=budget,
@@ -397,7 +530,6 @@ def run_allo(
         condition=condition,
         instances=instances,
     )
-    factory = TextActorFactory(actor) if actor is not None else actor_factory
     where = _out_dir(out, "allo")
     resume = _continues(where, overwrite)
     summary = run_cell(spec, where, actor_factory=factory, resume=resume)
@@ -407,26 +539,35 @@ def run_allo(
 def resume_allo(
     run_dir: str | Path,
     *,
-    actor: TextActorFunction | None = None,
+    actor: TextActorFunction | ActorFactory | ModelFunction | None = None,
+    force: bool = False,
     actor_factory: ActorFactory | None = None,
     model: ScriptedBrain | None = None,
-    force: bool = False,
 ) -> AlloResult:
     """Continue an interrupted or stopped AlloBench cell after its last complete episode.
 
-    A cell recorded as ``custom:…`` needs the same ``actor`` (or ``actor_factory``) again;
-    one played by a model function (``scripted/…``) needs its ``model``.
+    A cell recorded as ``custom:…`` needs the same ``actor`` (a function of text or an
+    ``ActorFactory``) again; one played by a model function (``scripted/…``) needs its
+    ``ModelFunction``. (``actor_factory=`` and ``model=`` are the deprecated spellings.)
     """
     from econbench.allo.episodes.runner import spec_from_config
     from econbench.runs.allo.cell import run_cell
     from econbench.runs.resume import check_version
 
+    who = _allo_actor(actor, None, actor_factory, model)
+    if isinstance(who, str):
+        raise TypeError(
+            "resume_allo takes a Python actor only (a named actor comes from the cell's "
+            "config.json)"
+        )
     where = Path(run_dir)
     check_version(where, force)
     spec = spec_from_config(_saved_config(where))
-    if model is not None:
-        register_scripted(spec.policy, model)
-    factory = TextActorFactory(actor) if actor is not None else actor_factory
+    factory = None
+    if isinstance(who, ModelFunction):
+        who.register(spec.policy)
+    elif who is not None:
+        factory = _allo_player(who)[1]
     summary = run_cell(spec, where, actor_factory=factory, resume=True, force=force)
     return AlloResult(summary, where)
 

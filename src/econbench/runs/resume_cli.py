@@ -60,7 +60,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         agent: Annotated[
             list[str],
-            typer.Option("--agent", help="CoffeeBench: FIRM=POLICY changes (need --force)."),
+            typer.Option(
+                "--actor", "--agent", help="CoffeeBench: FIRM=ACTOR changes (need --force)."
+            ),
         ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
         cache: Annotated[
             str | None,

@@ -539,8 +539,10 @@ def run(
     policy: Annotated[
         str,
         typer.Option(
-            help="Reference policy (eager, wait:K, posterior:P, bayes, hindsight, never, "
-            f"random) or a model: {providers.help_forms()}."
+            "--actor",
+            "--policy",
+            help="Who plays: a reference policy (eager, wait:K, posterior:P, bayes, hindsight, "
+            f"never, random) or a model: {providers.help_forms()}.",
         ),
     ],
     episodes: Annotated[

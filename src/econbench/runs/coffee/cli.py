@@ -99,11 +99,12 @@ def run_command(
     agent: Annotated[
         list[str],
         typer.Option(
+            "--actor",
             "--agent",
-            help="FIRM=POLICY, repeatable; FIRM may be 'default'. POLICY: bargaining (the "
-            "default background), negotiating, scripted, heuristic, passive; for a roaster also "
-            "haggle, "
-            f"markup:X, undercut, hoard; or a model: {providers.help_forms()}.",
+            help="FIRM=ACTOR: who plays FIRM, repeatable; FIRM may be 'default'. ACTOR: a "
+            "scripted policy — bargaining (the default background), negotiating, scripted, "
+            "heuristic, passive; for a roaster also haggle, markup:X, undercut, hoard — or a "
+            f"model: {providers.help_forms()}.",
         ),
     ] = [],  # noqa: B006 - typer needs a literal default for repeatable options
     out: Annotated[
