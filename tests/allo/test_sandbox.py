@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from econbench.allo.sandbox import _seccomp as seccomp
 from econbench.allo.game.families import FAMILIES, instance_for
+from econbench.allo.sandbox import _seccomp as seccomp
 from econbench.allo.sandbox.core import (
     Sandbox,
     SandboxLimits,

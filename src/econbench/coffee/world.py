@@ -406,32 +406,19 @@ class World:
 
     # ---------------------------------------------------------------- morning
     def start_day(self) -> None:
-        """09:00: the rules' morning hooks in order (opex, bankruptcies, landings, shipments),
-        then every live firm wakes."""
+        """09:00: the rules' morning hooks in order (opex, bankruptcies, landings, shipments,
+        and last the clock's: every live firm's day opens)."""
         self._now = self.econ.day_start_minute
         self.state.phase = "morning"
         for hook in self._morning:
             hook(self)
-        self._open_business()
         self.state.phase = "business"
-
-    def _open_business(self) -> None:
-        """Every live firm's day starts: fresh capacities, its clock at 09:00, woken."""
-        for firm in self.live_firms():
-            firm.produced_today = {}
-            firm.roasted_today_kg = 0
-            clock = firm.clock
-            clock.minute = self.econ.day_start_minute
-            clock.parked = False
-            clock.needs_observation = True
-            clock.actions_today = 0
-            clock.acted_today = False
-            clock.reasons.insert(0, "morning")
 
     # -------------------------------------------------------------- evening
     def end_day(self) -> list[dict[str, Any]]:
-        """19:00: the rules' evening hooks in order (consumer sales, spoilage, late fees, lots,
-        the closing on the last day), then the snapshot; returns the daily rows."""
+        """19:00: the firms are parked, the rules' evening hooks run in order (consumer sales,
+        spoilage, late fees, lots, the closing on the last day, idle days), then the snapshot;
+        returns the daily rows."""
         self._now = self.econ.day_end_minute
         self.state.phase = "evening"
         for firm in self.live_firms():
@@ -440,9 +427,6 @@ class World:
             hook(self)
         focal = self.firm(FOCAL_FIRM)
         rows = [self.snapshot(firm) for firm in self.state.firms.values()]
-        for firm in self.live_firms():
-            if not firm.clock.acted_today:
-                firm.idle_days += 1
         self.log(events.DayEnd(focal_net_income=dollars(focal.books.net_income)))
         if focal.bankrupt:
             self.state.ended = True

@@ -5,7 +5,10 @@ ends with a ``RULE`` record (``rules/rule.py``) declaring what it contributes: i
 evening hook, the state it owns, the events it emits and its tools. Rules book into the
 firms' ``Books`` and emit events; they never decide anything for an agent.
 
-``RULES`` is the economy the world runs: each phase applies its rules' hooks in this order.
+``RULES`` is the economy the world runs: each phase applies its rules' hooks in this order,
+and firms have the tools of these rules (``coffee/toolkit.py`` orders them for the catalogue).
+A world can be given another list (``World(config, rules=...)``): it runs those hooks and its
+firms have those tools.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ RULES: tuple[Rule, ...] = (
     invoices.RULE,
     returns.RULE,
     roasting.RULE,
+    # last in both phases: the firms' day opens at 09:00; idle days are counted at 19:00
     clock.RULE,
 )
 
