@@ -147,7 +147,10 @@ def test_sweep_cell_equals_run(tmp_path: Path) -> None:
         (["run", "--framing", "r0", "--policy", "greedy"], "unknown policy"),
         (["run", "--framing", "r0", "--policy", "wait:x"], "bad policy"),
         (["run", "--framing", "r0", "--policy", "eager", "--skin", "casino"], "unknown skin"),
-        (["run", "--framing", "r1", "--policy", "eager", "--skin", "chest"], "r0 urn only"),
+        (
+            ["run", "--framing", "r1", "--policy", "eager", "--skin", "chest"],
+            "(r0, r0-tool) only",
+        ),
         (["run", "--framing", "r0", "--policy", "eager", "--seeds", "20-10"], "bad --seeds"),
         (["run", "--framing", "r0", "--policy", "eager", "--seeds", "a-b"], "bad --seeds"),
         (["run", "--framing", "r0", "--policy", "eager", "--seeds", "1,,2"], "bad --seeds"),

@@ -59,7 +59,7 @@ def test_registry_names_and_token_limits() -> None:
     [
         ("r9", {}, "unknown framing"),
         ("r0", {"skin": "casino"}, "unknown skin"),
-        ("r2", {"skin": "chest"}, "r0 urn only"),
+        ("r2", {"skin": "chest"}, r"urn \(r0, r0-tool\) only"),
     ],
 )
 def test_get_framing_rejects_bad_names(name: str, kw: dict[str, str], message: str) -> None:
@@ -169,13 +169,15 @@ def _decisions(ep: Episode) -> list[tuple[int, str]]:
     return [(t["t"], t["decision"]) for t in ep.record["turns"] if t["kind"] == "decision"]
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_skins_change_words_not_decisions(protocol: str) -> None:
+@pytest.mark.parametrize(
+    ("framing", "protocol"), [("r0", p) for p in PROTOCOLS] + [("r0-tool", "paper")]
+)
+def test_skins_change_words_not_decisions(framing: str, protocol: str) -> None:
     factory = PolicyActorFactory("bayes", SMALL)
     for seed in (2000, 2001):
         stream = generate_stream(seed, SMALL)
         runs = {
-            s: play_episode(get_framing("r0", skin=s, protocol=protocol), factory, stream)
+            s: play_episode(get_framing(framing, skin=s, protocol=protocol), factory, stream)
             for s in SKIN_NAMES
         }
         reference = _decisions(runs["default"])

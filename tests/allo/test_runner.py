@@ -49,8 +49,9 @@ MATCH = [
         policy,
         id=f"{framing}-{protocol}-{policy}-n{config.n_tasks}-k{cost:g}",
     )
-    for framing in ("r0", "r1", "r2")
+    for framing in ("r0", "r0-tool", "r1", "r2")
     for protocol in ("paper", "econbench")
+    if framing != "r0-tool" or protocol == "paper"  # the keep/pass probe is the paper's only
     for config, cost, budget, policies in CASES
     for policy in policies
 ]

@@ -297,6 +297,10 @@ class PolicyActor:
             if commit:
                 self._built.add(label)
             return Reply(text=f"{reason}\nDECISION: {'KEEP' if commit else 'PASS'}")
+        if self.style == "keep":  # the probe: the urn decided by a call of ``keep`` or ``pass``
+            if commit:
+                self._built.add(label)
+            return Reply(text=reason, tool_calls=[self._call("keep" if commit else "pass")])
         if not commit:
             if self._answers_all:  # paper R3 has no skip: an answer that is never right
                 return Reply(text=f"{reason}\nNo script.", tool_calls=[self._answer(-1)])

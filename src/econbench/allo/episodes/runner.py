@@ -80,7 +80,7 @@ from econbench.allo.episodes.actors import (
     ToolResult,
     UserText,
 )
-from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_skin
+from econbench.allo.framings import FRAMINGS, PROTOCOLS, get_skin, takes_skin
 from econbench.allo.framings.base import AutoTurn, Framing, FramingEpisode, TurnOutcome
 from econbench.allo.game import EpisodeResult, Game, Turn
 from econbench.allo.game.instances import GENERATORS as INSTANCE_GENERATORS
@@ -524,8 +524,8 @@ class CellSpec:
                 f"{', '.join(STREAM_BUDGETS)}"
             )
         get_skin(self.skin)
-        if self.skin != "default" and self.framing != "r0":
-            raise ValueError(f"--skin applies to the r0 urn only, not to {self.framing}")
+        if self.skin != "default" and not takes_skin(self.framing):
+            raise ValueError(f"--skin applies to the urn (r0, r0-tool) only, not to {self.framing}")
         if self.protocol not in PROTOCOLS:
             raise ValueError(
                 f"unknown protocol {self.protocol!r}; choose one of {', '.join(PROTOCOLS)}"

@@ -31,6 +31,7 @@ from econbench.allo.framings.registry import (
     framing_label,
     ladder_order,
     register,
+    takes_skin,
 )
 from econbench.allo.framings.urn import (  # noqa: F401
     SKIN_NAMES,
@@ -57,7 +58,7 @@ def get_framing(
     if cls.takes_skin:
         return cls(skin=skin, protocol=protocol, **options)  # type: ignore[call-arg]
     if skin != "default":
-        raise ValueError(f"--skin applies to the r0 urn only, not to {key}")
+        raise ValueError(f"--skin applies to the urn (r0, r0-tool) only, not to {key}")
     return cls(protocol=protocol, **options)  # type: ignore[call-arg]
 
 
@@ -76,4 +77,5 @@ __all__ = [
     "ladder_order",
     "parse_decision",
     "register",
+    "takes_skin",
 ]

@@ -78,6 +78,13 @@ def ladder_order(name: str) -> int:
     return framing_class(name).order
 
 
+def takes_skin(name: str) -> bool:
+    """Whether framing ``name`` shows the urn's skins (R0 and its keep/pass probe); ``False``
+    for a name that is not registered (which is refused where the framing is built)."""
+    cls = FRAMINGS.get(name)
+    return cls is not None and cls.takes_skin
+
+
 def framing_label(name: str) -> str:
     """How tables name framing ``name`` (``"R2 code"``); unknown names raise."""
     return framing_class(name).label

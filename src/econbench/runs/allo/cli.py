@@ -36,7 +36,7 @@ from econbench.agents.models.cache import cache_path_from_option
 from econbench.agents.models.registry import ModelSettings
 from econbench.allo.episodes.actors import ActorFactory
 from econbench.allo.episodes.runner import PAPER_TASKS, CellSpec, Episode
-from econbench.allo.framings import FRAMINGS, PROTOCOLS, SKIN_NAMES
+from econbench.allo.framings import FRAMINGS, PROTOCOLS, SKIN_NAMES, takes_skin
 from econbench.allo.framings.base import Framing
 from econbench.allo.game.stream import (
     GENERATORS,
@@ -340,8 +340,8 @@ def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> Ac
         )
     if spec.skin not in SKIN_NAMES:
         raise UsageError(f"unknown skin {spec.skin!r}; choose one of {', '.join(SKIN_NAMES)}")
-    if spec.skin != "default" and spec.framing != "r0":
-        raise UsageError(f"--skin applies to the r0 urn only, not to {spec.framing}")
+    if spec.skin != "default" and not takes_skin(spec.framing):
+        raise UsageError(f"--skin applies to the urn (r0, r0-tool) only, not to {spec.framing}")
     if spec.cost < 0 or not math.isfinite(spec.cost) or spec.cost > MAX_COST:
         raise UsageError(f"--cost must be a number from 0 to {MAX_COST:g}, got {spec.cost:g}")
     problem = range_error(spec.budget, 1, MAX_BUDGET)
@@ -731,7 +731,7 @@ def sweep(
                 seeds=run_seeds,
                 cost=_number(k, "cost", float),
                 budget=_number(b, "budget", int),
-                skin=skin if f.lower() == "r0" else "default",
+                skin=skin if takes_skin(f.lower()) else "default",
                 config=stream_config,
                 stream_budget=budget_mode,
                 protocol=protocol.strip().lower(),

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 
 from econbench.agents.models.registry import ModelConfigError, ModelSettings, parse_model_name
 from econbench.allo.episodes.runner import CellSpec
+from econbench.allo.framings import takes_skin
 from econbench.allo.game.stream import EVAL_SEEDS, StreamConfig
 from econbench.runs.allo.factory import make_factory
 from econbench.runs.experiment import (
@@ -104,9 +105,10 @@ class AlloExperiment(ExperimentBase):
 
 def skins_by_rung(matrix: AlloMatrix) -> dict[str, list[str]]:
     """Each distinct rung of the matrix (in any case, first mention first) and the skins it
-    plays: the listed ones for the R0 urn, the default skin for every other rung."""
+    plays: the listed ones for the urn (R0 and its keep/pass probe), the default skin for
+    every other rung."""
     skins = list(dict.fromkeys(matrix.skins))
-    return {rung: skins if rung == "r0" else ["default"] for rung in
+    return {rung: skins if takes_skin(rung) else ["default"] for rung in
             dict.fromkeys(framing.lower() for framing in matrix.framings)}  # fmt: skip
 
 
