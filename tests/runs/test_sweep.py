@@ -1,5 +1,6 @@
-"""``econbench sweep`` with the local backend: every entry once, skips, retries, the cost
-limit, runs held elsewhere, sweeps killed mid-way and resumed, and CLI errors."""
+"""``econbench sweep`` with the local backend (a pool of workers): every entry once, skips,
+retries, the cost limit, runs held elsewhere, sweeps killed mid-way and resumed, and CLI
+errors."""
 
 from __future__ import annotations
 
@@ -255,6 +256,22 @@ def test_a_run_held_by_another_process_is_left_alone(tmp_path) -> None:
 def test_a_dead_worker_is_reported_by_its_signal(tmp_path) -> None:
     outcome = read_outcome(tmp_path / "missing.log", -signal.SIGKILL)
     assert outcome.code != 0 and "signal 9" in (outcome.error or "")
+    log = write(
+        tmp_path / "e.log",
+        '=== attempt 1\nerror: x\neconbench-sweep-outcome: {"code": 1, "action": "started"}\n'
+        "=== attempt 2\nstarted\n",
+    )
+    outcome = read_outcome(log, -signal.SIGKILL)  # not the outcome of the attempt before
+    assert outcome.action == "failed" and "signal 9" in (outcome.error or "")
+
+
+def test_the_process_backend_plays_each_entry_in_a_process_of_its_own(tmp_path) -> None:
+    plan = load_plan(coffee_experiment(tmp_path / "e.toml", seeds="1"))
+    out = tmp_path / "sweep"
+    result, _ = sweep(plan, out, backend="process")
+    assert result.exit_code == 0
+    logs = [p.read_text() for p in (out / "logs").iterdir()]
+    assert len(logs) == 2 and not any("pool worker" in log for log in logs)
 
 
 # --------------------------------------------------------------------------- sweep dirs
@@ -477,7 +494,7 @@ def test_dry_run_prints_the_matrix_and_runs_nothing(tmp_path) -> None:
         (["--workers", "0"], "--workers must be at least 1"),
         (["--retries", "-1"], "--retries"),
         (["--cost-limit", "0"], "--cost-limit must be a positive number"),
-        (["--backend", "dask"], "--backend must be local, ray or inline"),
+        (["--backend", "dask"], "--backend must be local, process, ray or inline"),
         (["--backend", "inline", "--workers", "2"], "use --workers 1"),
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
         (["--cache", "."], "is a directory"),

@@ -3,9 +3,11 @@
 ``run_sweep`` writes ``SWEEP_DIR/sweep.json`` (the expanded matrix) and brings each entry's
 run directory ``SWEEP_DIR/runs/<id>/`` to completion: a completed run is skipped, a killed
 or stopped one resumed from its checkpoint, a new one started, and one that another live
-process holds is left alone. At most ``workers`` runs go at once, each in its own process
-(the local backend) or Ray task (``econbench.runs.ray_backend``); both run the same
-``econbench.runs.worker.execute``, so their outputs are identical.
+process holds is left alone. At most ``workers`` runs go at once: in a pool of that many
+long-lived worker processes (the local backend, ``econbench.runs.worker_pool``), in a
+process per run (``process``: crash containment), as Ray tasks (``ray_backend``) or one
+at a time in this process (``inline``). All run the same ``econbench.runs.worker.execute``,
+so their run files are identical.
 
 A failed attempt (an exception, a model failure beyond its own retries, a crashed worker)
 is retried by resuming, up to ``retries`` more times; a run that still fails is reported
@@ -55,15 +57,15 @@ from econbench.runs.worker import (
     EXIT_OK,
     NOT_RETRIED,
     InlineBackend,
-    LocalBackend,
     Outcome,
+    ProcessBackend,
     log_path,
     run_dir_of,
 )
 
 SWEEP_SCHEMA = 1
 SWEEP_SUMMARY = "sweep_summary.json"
-BACKENDS = ("local", "ray", "inline")
+BACKENDS = ("local", "process", "ray", "inline")
 
 EXIT_FAILED = 1
 EXIT_INCOMPLETE = 3
@@ -111,7 +113,9 @@ class SweepOptions:
         ):
             raise SweepError(f"--cost-limit must be a positive number, got {self.cost_limit}")
         if self.backend not in BACKENDS:
-            raise SweepError(f"--backend must be local, ray or inline, got {self.backend!r}")
+            raise SweepError(
+                f"--backend must be local, process, ray or inline, got {self.backend!r}"
+            )
         if self.backend == "inline" and self.workers != 1:
             raise SweepError("--backend inline plays one run at a time: use --workers 1")
         if self.ray_address is not None and self.backend != "ray":
@@ -515,7 +519,11 @@ def make_backend(options: SweepOptions, sweep_dir: Path) -> Backend:
             raise SweepError(str(exc)) from None
     if options.backend == "inline":
         return InlineBackend(sweep_dir, cache=options.cache)
-    return LocalBackend(sweep_dir, cache=options.cache)
+    if options.backend == "process":
+        return ProcessBackend(sweep_dir, cache=options.cache)
+    from econbench.runs.worker_pool import PoolBackend
+
+    return PoolBackend(sweep_dir, workers=options.workers, cache=options.cache)
 
 
 def scan(plan: Plan, sweep_dir: Path, runs_dir: str = SWEEP_RUNS) -> list[EntryState]:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from econbench.runs.experiment import Plan
 
 BACKEND_HELP = (
-    "local: one process per run; ray: Ray tasks on a Ray cluster; inline: one run at a "
+    "local: a pool of --workers processes, each playing many runs; process: one process "
+    "per run (crash containment); ray: Ray tasks on a Ray cluster; inline: one run at a "
     "time in this process (--workers 1)."
 )
 

@@ -1,8 +1,9 @@
-"""Play one sweep entry — start it, or resume it from its checkpoint — and the local pool
-of worker processes that does so.
+"""Play one sweep entry — start it, or resume it from its checkpoint — in this process
+(the inline backend) or in a child process of its own (the process backend).
 
-:func:`execute` is the one routine every backend runs: the local backend in a child process
-(``python -m econbench.runs.worker SWEEP_DIR ENTRY_ID``), the Ray backend inside a Ray
+:func:`execute` is the one routine every backend runs: the process backend in a child
+(``python -m econbench.runs.worker SWEEP_DIR ENTRY_ID``), the local backend in a
+long-lived worker of its pool (``econbench.runs.worker_pool``), the Ray backend inside a Ray
 task. It reads the entry from ``sweep.json``, looks at the run directory and either skips
 it (completed, or held by another live process), resumes it (killed or stopped) or starts
 it. Because every run checkpoints as it goes, killing a worker at any moment is safe: the
@@ -47,6 +48,7 @@ REFUSALS = (ResumeError, RunDirError, ModelConfigError)
 """What a refused start or resume raises: its message says what to do, in one line."""
 NOT_RETRIED = frozenset({EXIT_USAGE, EXIT_REFUSED})
 OUTCOME_TAG = "econbench-sweep-outcome:"
+ATTEMPT_TAG = "=== attempt "
 LOGS = "logs"
 
 
@@ -191,11 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     return outcome.code
 
 
-# --------------------------------------------------------------------------- local pool
+# --------------------------------------------------------------------------- backends
 
 
 def read_outcome(log: Path, returncode: int) -> Outcome:
-    """The outcome line a child wrote last, or what its exit status says."""
+    """The outcome line a child wrote in its attempt (the last ``=== attempt`` section of
+    its log), or what its exit status says."""
     try:
         with log.open("rb") as fh:
             fh.seek(max(0, log.stat().st_size - 65_536))
@@ -203,11 +206,18 @@ def read_outcome(log: Path, returncode: int) -> Outcome:
     except FileNotFoundError:
         lines = []
     for line in reversed(lines):
+        if line.startswith(ATTEMPT_TAG):
+            break  # an earlier attempt's outcome is not this one's
         if line.startswith(OUTCOME_TAG):
             try:
                 return Outcome.from_dict(json.loads(line[len(OUTCOME_TAG) :]))
             except (ValueError, KeyError, TypeError):
                 break
+    return exit_outcome(returncode, log)
+
+
+def exit_outcome(returncode: int, log: Path) -> Outcome:
+    """A worker that ended without an outcome: failed, as its exit status says."""
     if returncode < 0:
         name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else ""
         why = f"the worker was killed by signal {-returncode} {name}".rstrip()
@@ -244,7 +254,7 @@ class InlineBackend:
         log = log_path(self.sweep_dir, entry_id)
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as fh, redirect_stdout(fh), redirect_stderr(fh):
-            print(f"=== attempt {attempt} at {_now()} (inline)", flush=True)
+            print(f"{ATTEMPT_TAG}{attempt} at {_now()} (inline)", flush=True)
             try:
                 outcome = execute(self.sweep_dir, entry_id, self.cache)
             except LookupError as exc:
@@ -261,9 +271,10 @@ class InlineBackend:
         self._queue.clear()
 
 
-class LocalBackend:
-    """Each entry in its own child process (one Python per run: no shared state, and a
-    crash takes down one run only)."""
+class ProcessBackend:
+    """Each entry in its own child process (``--backend process``): one Python per run, so
+    nothing is shared and a crash takes down one run only, at the cost of a start-up per
+    run. The default local backend is a pool of workers (``worker_pool.PoolBackend``)."""
 
     def __init__(self, sweep_dir: Path, cache: Path | None = None) -> None:
         self.sweep_dir = Path(sweep_dir).resolve()
@@ -285,7 +296,7 @@ class LocalBackend:
         if self.cache is not None:
             cmd += ["--cache", str(self.cache)]
         with log.open("ab") as fh:
-            fh.write(f"=== attempt {attempt} at {_now()}\n".encode())
+            fh.write(f"{ATTEMPT_TAG}{attempt} at {_now()}\n".encode())
             fh.flush()
             self._procs[entry_id] = subprocess.Popen(
                 cmd,

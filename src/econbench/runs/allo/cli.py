@@ -682,7 +682,10 @@ def sweep(
     ] = None,
     backend: Annotated[
         str,
-        typer.Option(help="auto (inline for --workers 1, else local), inline, local or ray."),
+        typer.Option(
+            help="auto (inline for --workers 1, else local), inline, local (a pool of "
+            "worker processes), process (one process per cell) or ray."
+        ),
     ] = "auto",
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join (with --backend ray).")

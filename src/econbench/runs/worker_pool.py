@@ -1,0 +1,316 @@
+"""The local backend: a pool of long-lived worker processes, each playing many entries.
+
+A worker (``python -m econbench.runs.worker_pool SWEEP_DIR``) imports econbench once, then
+reads one JSON line per job on its stdin (``{"entry": ID}``), plays it with
+:func:`~econbench.runs.worker.execute` — its output, down to the file descriptors, in the
+entry's log ``SWEEP_DIR/logs/ID.log`` as with a process per entry — and answers one JSON
+line (the :class:`~econbench.runs.worker.Outcome`) on its own copy of the original stdout.
+Starting Python and importing econbench per entry costs more than a small scripted run.
+
+Each job runs inside :func:`isolated`, which puts back what a run may change for the whole
+process (environment, working directory, signal handlers, logging, warning filters,
+registered scripted models, the global random state), so a run plays the same whether it is
+a worker's first or tenth. What stays is what cannot change a run's files: imported
+modules, caches of pure functions, loaded model weights.
+
+The parent (:class:`PoolBackend`) waits on the workers' pipes with ``select``. Stopping an
+entry kills the worker playing it; a worker that dies mid-entry (a crash, ``kill -9``)
+gives that entry a failed outcome from its exit status, as a process per entry does, and
+the next job gets a fresh worker. Runs checkpoint as they go, so the entry resumes on its
+next attempt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import random
+import selectors
+import signal
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from econbench.runs.worker import (
+    ATTEMPT_TAG,
+    EXIT_USAGE,
+    OUTCOME_TAG,
+    Outcome,
+    _die_with_parent,
+    _now,
+    execute,
+    exit_outcome,
+    log_path,
+)
+
+STOP_GRACE_S = 10.0
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+@contextlib.contextmanager
+def isolated() -> Iterator[None]:
+    """Undo, when the block ends, what a run may have changed for the whole process."""
+    from econbench.agents.models import registry
+
+    environ = dict(os.environ)
+    cwd = os.getcwd()
+    handlers = {s: signal.getsignal(s) for s in _catchable_signals()}
+    root = logging.getLogger()
+    root_handlers, root_level = list(root.handlers), root.level
+    scripted = dict(registry._SCRIPTED_MODELS)
+    streams = (sys.stdout, sys.stderr)
+    random.seed()  # as unpredictable as a fresh process's, never the previous run's
+    try:
+        with warnings.catch_warnings():
+            yield
+    finally:
+        sys.stdout, sys.stderr = streams
+        registry._SCRIPTED_MODELS.clear()
+        registry._SCRIPTED_MODELS.update(scripted)
+        for handler in root.handlers:
+            if handler not in root_handlers:
+                handler.close()
+        root.handlers[:] = root_handlers
+        root.setLevel(root_level)
+        signal.alarm(0)
+        for sig, handler in handlers.items():
+            if handler is not None and signal.getsignal(sig) is not handler:
+                signal.signal(sig, handler)
+        os.chdir(cwd)
+        if dict(os.environ) != environ:
+            os.environ.clear()
+            os.environ.update(environ)
+
+
+def _catchable_signals() -> list[signal.Signals]:
+    return [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)]
+
+
+@contextlib.contextmanager
+def output_to(log: Path) -> Iterator[None]:
+    """Send file descriptors 1 and 2 (Python's prints, C libraries, child processes) to
+    ``log`` for the block, then back to ``/dev/null``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.close(fd)
+        _to_devnull(1, 2)
+
+
+def _to_devnull(*fds: int) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in fds:
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def play(sweep_dir: Path, entry_id: str, cache: Path | None) -> Outcome:
+    """One job: the entry played in isolation, its output and outcome line in its log."""
+    with output_to(log_path(sweep_dir, entry_id)), isolated():
+        print(f"pool worker {os.getpid()}", flush=True)
+        try:
+            outcome = execute(sweep_dir, entry_id, cache)
+        except LookupError as exc:
+            outcome = Outcome(EXIT_USAGE, "failed", str(exc))
+        if outcome.error:
+            print(f"error: {outcome.error}", file=sys.stderr, flush=True)
+        print(f"{OUTCOME_TAG} {json.dumps(outcome.to_dict())}", flush=True)
+    return outcome
+
+
+def serve(sweep_dir: Path, cache: Path | None) -> int:
+    """Play the jobs read from stdin until it closes, one outcome line each."""
+    jobs = os.fdopen(os.dup(0), "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    _to_devnull(0, 1)  # a run reads nothing from, and writes nothing to, the pipes
+    for line in jobs:
+        entry_id = json.loads(line)["entry"]
+        outcome = play(sweep_dir, entry_id, cache)
+        answers.write(json.dumps(outcome.to_dict()).encode() + b"\n")
+        answers.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m econbench.runs.worker_pool",
+        description="Play the sweep entries named on stdin (used by `econbench sweep`).",
+    )
+    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument("--cache", type=Path, default=None, help="Response cache file.")
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the sweep's to handle
+    _die_with_parent(args.parent_pid)
+    return serve(args.sweep_dir, args.cache)
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen[bytes]
+    entry: str | None = None
+    pending: bytes = field(default=b"")
+
+    def send(self, entry_id: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"entry": entry_id}).encode() + b"\n")
+        self.proc.stdin.flush()
+        self.entry = entry_id
+
+
+class PoolBackend:
+    """At most ``workers`` long-lived processes, each playing one entry at a time."""
+
+    def __init__(self, sweep_dir: Path, workers: int, cache: Path | None = None) -> None:
+        self.sweep_dir = Path(sweep_dir).resolve()
+        self.cache = cache.resolve() if cache is not None else None
+        self.size = workers
+        self._workers: list[_Worker] = []
+        self._selector = selectors.DefaultSelector()
+        self._finished: list[tuple[str, Outcome]] = []
+
+    def start(self, entry_id: str, attempt: int) -> None:
+        log = log_path(self.sweep_dir, entry_id)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as fh:
+            fh.write(f"{ATTEMPT_TAG}{attempt} at {_now()} (pool)\n".encode())
+        worker = self._idle_worker(log)
+        try:
+            worker.send(entry_id)
+        except (BrokenPipeError, OSError):  # it died while idle, before reading the job
+            worker.entry = entry_id
+            self._dead(worker)
+
+    def _idle_worker(self, log: Path) -> _Worker:
+        for worker in self._workers:
+            if worker.entry is None and worker.proc.poll() is None:
+                return worker
+        for worker in [w for w in self._workers if w.entry is None]:
+            self._drop(worker)  # idle but dead
+        if len(self._workers) >= self.size:
+            raise RuntimeError(f"all {self.size} pool workers are busy")
+        return self._spawn(log)
+
+    def _spawn(self, log: Path) -> _Worker:
+        """A fresh worker; what it prints before its first job (an import error) goes to
+        the log of that job."""
+        cmd = [sys.executable, "-m", "econbench.runs.worker_pool", str(self.sweep_dir)]
+        cmd += ["--parent-pid", str(os.getpid())]
+        if self.cache is not None:
+            cmd += ["--cache", str(self.cache)]
+        with log.open("ab") as fh:
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=fh,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        worker = _Worker(proc)
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        self._selector.register(proc.stdout, selectors.EVENT_READ, worker)
+        self._workers.append(worker)
+        return worker
+
+    def wait(self, timeout: float) -> list[tuple[str, Outcome]]:
+        """The entries that finished, waiting up to ``timeout`` seconds for the first."""
+        if not self._finished and any(w.entry for w in self._workers):
+            for key, _ in self._selector.select(timeout):
+                self._read(key.data)
+            for key, _ in self._selector.select(0):  # and whatever else is ready now
+                self._read(key.data)
+        done, self._finished = self._finished, []
+        return done
+
+    def _read(self, worker: _Worker) -> None:
+        assert worker.proc.stdout is not None
+        try:
+            chunk = os.read(worker.proc.stdout.fileno(), 65_536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._dead(worker)
+            return
+        worker.pending += chunk
+        while b"\n" in worker.pending:
+            line, worker.pending = worker.pending.split(b"\n", 1)
+            if worker.entry is not None:
+                self._finished.append((worker.entry, Outcome.from_dict(json.loads(line))))
+                worker.entry = None
+
+    def _dead(self, worker: _Worker) -> None:
+        """A worker's pipe closed: its entry, if any, failed by how the process ended."""
+        code = worker.proc.wait()
+        if worker.entry is not None:
+            log = log_path(self.sweep_dir, worker.entry)
+            self._finished.append((worker.entry, exit_outcome(code, log)))
+        self._drop(worker)
+
+    def _drop(self, worker: _Worker) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(worker.proc.stdout)
+        for pipe in (worker.proc.stdin, worker.proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+        self._workers.remove(worker)
+
+    def stop(self, entry_id: str) -> None:
+        """End the worker playing ``entry_id`` now (its run resumes from its checkpoint next
+        time); a later job gets a fresh worker."""
+        for worker in self._workers:
+            if worker.entry == entry_id:
+                _end(worker.proc)
+                self._drop(worker)
+                return
+        self._finished = [(e, o) for e, o in self._finished if e != entry_id]
+
+    def pid_of(self, entry_id: str) -> int | None:
+        """The process playing ``entry_id`` (tests kill it)."""
+        return next((w.proc.pid for w in self._workers if w.entry == entry_id), None)
+
+    def close(self) -> None:
+        """Stop the busy workers; idle ones end as their stdin closes."""
+        ending = []
+        for worker in list(self._workers):
+            if worker.entry is not None:
+                worker.proc.terminate()
+            ending.append(worker.proc)
+            self._drop(worker)
+        for proc in ending:
+            _end(proc, terminate=False)
+        self._selector.close()
+
+
+def _end(proc: subprocess.Popen[bytes], terminate: bool = True) -> None:
+    """Wait for ``proc`` to end (after SIGTERM unless told not to), killing it if it lingers."""
+    if terminate:
+        proc.terminate()
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
