@@ -472,7 +472,7 @@ def test_a_full_disk_mid_run_is_one_line_and_a_resume_finishes_it(tmp_path, monk
 def test_a_full_disk_on_resume_is_one_line_too(tmp_path, monkeypatch, reference) -> None:
     out = killed_run(tmp_path, monkeypatch)
     with monkeypatch.context() as m:
-        full_disk_at(m, 3)
+        full_disk_at(m, 1)
         line = one_line(cli.invoke(app, ["resume", str(out), "--quiet"]), 1, "stopped: ")
     assert "No space left on device" in line
     resume_to_dir(out)

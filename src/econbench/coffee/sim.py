@@ -28,8 +28,12 @@ from econbench.coffee.world import World
 SCRIPTED_DAYS_PER_CHECKPOINT = 30
 """A run that no model plays is checkpointed at the end of every 30th day and of its last
 day, not daily: a scripted day costs milliseconds to redo, while rewriting the whole state
-every day was a third of such a run's CPU (every 30 days it is a twentieth). A run a model
-plays is checkpointed after every tick that asked a model and at every day's end."""
+every day was a third of such a run's CPU (every 30 days it is a twentieth)."""
+MODEL_DAYS_PER_CHECKPOINT = 1
+"""A run a model plays is checkpointed at every day's end. Its model calls in between are
+in its call record already, and a resume replays them from there (the run layer's
+``runs/record_tail.py``) instead of asking the model again, so a checkpoint per model tick
+would only rewrite the world and the conversations hundreds of times a run."""
 
 
 class CheckpointError(RuntimeError):
@@ -59,6 +63,9 @@ class CoffeeRun:
     daily_sink: Callable[[dict[str, Any]], None] | None = None
     policies: dict[str, Actor] = field(default_factory=dict)
     on_checkpoint: Callable[[CoffeeRun], None] | None = None
+    on_model_tick: Callable[[CoffeeRun], None] | None = None
+    """Called after each tick that asked a model (the run layer updates its progress file:
+    spend so far)."""
     world: World = field(init=False)
 
     def __post_init__(self) -> None:
@@ -161,14 +168,13 @@ class CoffeeRun:
         self._end_day()
 
     def _apply(self, group: list[str], decisions: dict[str, ToolCall | None]) -> None:
-        """Apply a group's decisions one at a time, in canonical firm order; a group that
-        asked a model is a tick worth a checkpoint."""
+        """Apply a group's decisions one at a time, in canonical firm order."""
         world = self.world
         for firm_id in group:
             if world.can_act(world.firm(firm_id)):
                 self._pending[firm_id] = world.act(firm_id, decisions[firm_id])
-        if not self._model_firms.isdisjoint(group):
-            self._checkpoint()
+        if self.on_model_tick is not None and not self._model_firms.isdisjoint(group):
+            self.on_model_tick(self)
 
     def _start_day(self) -> None:
         """The morning, unless a resumed run restarts in the middle of a business day."""
@@ -179,7 +185,8 @@ class CoffeeRun:
         for row in self.world.end_day():
             if self.daily_sink is not None:
                 self.daily_sink(row)
-        if self._model_firms or self.finished or self.world.day % SCRIPTED_DAYS_PER_CHECKPOINT == 0:
+        every = MODEL_DAYS_PER_CHECKPOINT if self._model_firms else SCRIPTED_DAYS_PER_CHECKPOINT
+        if self.finished or self.world.day % every == 0:
             self._checkpoint()
 
     def _checkpoint(self) -> None:

@@ -5,15 +5,17 @@ A run writes ``config.json``, ``meta.json``, the append-only ``events.jsonl`` an
 the end ``summary.json``. While it runs it keeps ``checkpoint.json`` — the whole state at
 the last tick boundary — and ``progress.json``.
 
-A tick is one group's decisions (docs/coffeebench.md §3). The checkpoint is rewritten after every
-tick in which a model was asked and at every day's end; ticks of scripted firms alone cost
-microseconds to redo, so they ride on the next checkpoint, and a run no model plays is checkpointed
-every 30th day (``econbench.coffee.sim.SCRIPTED_DAYS_PER_CHECKPOINT``). A process killed at any
-moment therefore loses at most the model tick in flight (or the scripted days since the last
-checkpoint), and :func:`resume_to_dir`
-continues from the checkpoint: it cuts the logs back to their length at the checkpoint, restores the
-world and every agent, and plays on. With the same scripted or recorded replies the resumed run's
-files are byte-identical to an uninterrupted run's.
+A tick is one group's decisions (docs/coffeebench.md §3). A run a model plays is checkpointed
+at every day's end (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model plays
+every 30th day (``SCRIPTED_DAYS_PER_CHECKPOINT``), and every run at its end; ``progress.json``
+is updated after each tick that asked a model. The model calls made since the last
+checkpoint are in ``record.sqlite``, committed one at a time, so a process killed at any
+moment loses at most the call in flight: :func:`resume_to_dir` continues from the checkpoint
+— it cuts the logs back to their length at the checkpoint, restores the world and every
+agent — and plays on, answering each agent's requests from the calls recorded after the
+checkpoint for as long as they are the requests recorded (``econbench.runs.record_tail``),
+then from the model. With the same scripted or recorded replies the resumed run's files
+are byte-identical to an uninterrupted run's, and no call is paid for twice.
 
 A firm played by a policy object (``policies=``, e.g. from ``econbench.api``) is recorded in
 ``config.json`` as ``custom:<qualified name>`` (``econbench.runs.coffee.agents.recorded_config``),
@@ -32,7 +34,8 @@ stops it too, with a one-line ``RunStopped`` and no summary: the last checkpoint
 
 Each checkpoint also seals what ``record.sqlite`` held (``CallRecord.seal``) and whether it
 is the run's last (``final``). A resume refuses a record that lost sealed calls (deleted,
-emptied, cut, swapped) and drops the calls made after the checkpoint; a ``summary.json``
+emptied, cut, swapped), and replays the calls made after the checkpoint (then writes them
+again, so the record is as if the run had never stopped); a ``summary.json``
 saying ``completed`` counts only beside a final checkpoint (``econbench.runs.resume``).
 ``overwrite`` replaces only a run's own files, and refuses a directory that is not a run
 (``econbench.runs.store.check_new_run_dir``).
@@ -49,7 +52,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from econbench.agents.models.base import ModelError, ProviderWrap
+from econbench.agents.models.base import ModelError, ModelProvider, ProviderWrap
 from econbench.agents.models.price_version import PRICE_TABLE_VERSION
 from econbench.coffee.config import FIRMS, format_validation, is_model
 from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink, RunHalted
@@ -83,6 +86,7 @@ from econbench.runs.layout import (
     read_jsonl,
 )
 from econbench.runs.lock import RunLock
+from econbench.runs.record_tail import TailFirst, TailStep, read_tail
 from econbench.runs.resume import completed_by, custom_name, custom_players, custom_refusal
 from econbench.runs.store import (
     JsonlWriter,
@@ -519,6 +523,7 @@ def _play_days(
     """The days of the run (``handles``: the closers of the files it opened, for the
     caller to close); a model failure beyond retries ends them early, as the error."""
     events_path, daily_path = out / EVENTS, out / DAILY
+    tails: dict[str, list[TailStep]] = {}
     if point is None:
         events_path.write_bytes(b"")
         daily_path.write_bytes(b"")
@@ -527,6 +532,7 @@ def _play_days(
         for digest in point.logs.values():
             cut_log(digest.path, digest.length)
         digests = point.logs
+        tails = read_tail(out / RECORD, point.record) if point.record is not None else {}
         _restore_record(out, point.record)
     config_json = config.model_dump(mode="json", by_alias=True)
     equity0: dict[str, int] = point.equity0 if point is not None else {}
@@ -563,8 +569,9 @@ def _play_days(
         config,
         sink=sink,
         daily_sink=record,
-        policies=firm_policies(config, policies, wrap=wrap),
+        policies=firm_policies(config, policies, wrap=_tail_first(wrap, tails)),
         on_checkpoint=save,
+        on_model_tick=lambda run: _progress(out, config, run, "running"),
     )
     if point is not None:
         _load_state(run, point, out)
@@ -627,6 +634,25 @@ def _restore_record(out: Path, seal: Any) -> None:
         restore_to_seal(out / RECORD, seal)
     except RecordError as exc:
         raise ResumeError(str(exc)) from None
+
+
+def _tail_first(wrap: ProviderWrap | None, tails: dict[str, list[TailStep]]) -> ProviderWrap | None:
+    """``wrap``, with each agent's recorded tail served before its model is asked
+    (``runs/record_tail.py``): the calls made after the last checkpoint are replayed, not
+    made again. Only a recording wrap can replay its tail (it writes the calls again)."""
+    if wrap is None or not tails:
+        return wrap
+
+    def wrapped(provider: ModelProvider, agent: str) -> ModelProvider:
+        from econbench.agents.models.record import RecordingProvider
+
+        recording = wrap(provider, agent)
+        steps = tails.get(agent)
+        if steps and isinstance(recording, RecordingProvider):
+            recording.inner = TailFirst(recording.inner, steps)
+        return recording
+
+    return wrapped
 
 
 def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:

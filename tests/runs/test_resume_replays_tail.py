@@ -1,0 +1,151 @@
+"""A run a model plays is checkpointed at day ends, and a resume replays the model calls
+recorded after the checkpoint instead of asking the model again (issue 27, item 2): the
+resumed run's files and record are byte-identical to an uninterrupted run's, and a call
+already made is never made twice; where the record stops holding the request, the model is
+asked from there."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from econbench.agents.models.record import CallRecord
+from econbench.agents.models.registry import register_scripted, unregister_scripted
+from econbench.agents.tools import ToolCall
+from econbench.coffee import world as world_module
+from econbench.runs.coffee.config import RunConfig
+from econbench.runs.coffee.run import resume_to_dir, run_to_dir
+from econbench.runs.layout import CHECKPOINT, RECORD
+
+MODEL = "scripted/tail-shopper"
+FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json", "progress.json")
+CONFIG = RunConfig(days=4, seed=5, agents={"roaster_A": MODEL, "retailer_B": MODEL})
+ASKED = {"n": 0}
+
+
+class Crash(BaseException):
+    """Stands for the process dying: nothing catches it."""
+
+
+def shopper(messages, tools):
+    """Looks at the market, bids on green beans when it sees some, else waits."""
+    ASKED["n"] += 1
+    last = messages[-1]
+    if last.role == "user":
+        return ToolCall("view_listings", {})
+    if last.role == "tool" and '"listings"' in last.content:
+        listings = json.loads(last.content).get("listings", [])
+        green = [x for x in listings if "green" in x["item_id"]]
+        if green:
+            offer = {
+                "listing_id": green[0]["listing_id"],
+                "qty": min(5, green[0]["qty"]),
+                "offered_price": green[0]["asking_price"],
+            }
+            return ToolCall("make_offer", offer)
+    return ToolCall("wait_for_next_day", {})
+
+
+@pytest.fixture(autouse=True)
+def model():
+    register_scripted(MODEL, shopper)
+    yield
+    unregister_scripted(MODEL)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[Path, int]:
+    register_scripted(MODEL, shopper)
+    ASKED["n"] = 0
+    out = tmp_path_factory.mktemp("ref") / "run"
+    run_to_dir(CONFIG, out)
+    unregister_scripted(MODEL)
+    return out, ASKED["n"]
+
+
+def calls_of(path: Path) -> list[tuple]:
+    with CallRecord(path, readonly=True) as record:
+        return [(c.agent, c.idx, c.request_key, json.dumps(c.output)) for c in record.calls()]
+
+
+def killed_at(tmp_path: Path, monkeypatch, action: int) -> Path:
+    """The run, killed in the middle of its ``action``-th action."""
+    out = tmp_path / "run"
+    original = world_module.World.act
+    count = {"n": 0}
+
+    def act(self, firm_id, call):
+        count["n"] += 1
+        if count["n"] == action:
+            raise Crash
+        return original(self, firm_id, call)
+
+    with monkeypatch.context() as m:
+        m.setattr(world_module.World, "act", act)
+        with pytest.raises(Crash):
+            run_to_dir(CONFIG, out)
+    return out
+
+
+def sealed_and_held(out: Path) -> tuple[int, int]:
+    """Calls the checkpoint sealed, and calls the record holds."""
+    sealed = json.loads((out / CHECKPOINT).read_text())["record"]["calls"]
+    with CallRecord(out / RECORD, readonly=True) as record:
+        return sealed, record.count_calls()
+
+
+@pytest.mark.parametrize("action", [45, 80, 120])
+def test_a_resume_replays_the_calls_after_the_checkpoint_and_asks_only_for_the_rest(
+    tmp_path, monkeypatch, reference, action
+) -> None:
+    ref, asked_in_all = reference
+    out = killed_at(tmp_path, monkeypatch, action)
+    sealed, held = sealed_and_held(out)
+    assert held > sealed, "the killed run had made model calls since its last checkpoint"
+    ASKED["n"] = 0
+    resume_to_dir(out)
+    assert ASKED["n"] == asked_in_all - held, "no recorded call is asked again"
+    for name in FILES:
+        assert (out / name).read_bytes() == (ref / name).read_bytes(), name
+    assert calls_of(out / RECORD) == calls_of(ref / RECORD)
+
+
+def test_where_the_record_no_longer_holds_the_request_the_model_is_asked(
+    tmp_path, monkeypatch, reference
+) -> None:
+    ref, asked_in_all = reference
+    out = killed_at(tmp_path, monkeypatch, 80)
+    sealed, held = sealed_and_held(out)
+    assert held - sealed >= 3
+    db = sqlite3.connect(out / RECORD)  # the tail's second call: some other request
+    with db:
+        db.execute(
+            "UPDATE calls SET request_key = 'another' WHERE agent = 'roaster_A' AND idx = "
+            "(SELECT MIN(idx) + 1 FROM calls WHERE agent = 'roaster_A' AND idx >= ?)",
+            (json.loads((out / CHECKPOINT).read_text())["record"]["agents"]["roaster_A"]["calls"],),
+        )
+    db.close()
+    ASKED["n"] = 0
+    resume_to_dir(out)
+    assert ASKED["n"] > asked_in_all - held, "from the changed call on, the model is asked"
+    for name in FILES:
+        assert (out / name).read_bytes() == (ref / name).read_bytes(), name
+    assert calls_of(out / RECORD) == calls_of(ref / RECORD), "the record is written again"
+
+
+def test_a_model_run_checkpoints_at_day_ends_only(tmp_path, monkeypatch) -> None:
+    from econbench.runs import checkpoint as checkpoint_module
+
+    days: list[int] = []
+    original = checkpoint_module.write_checkpoint
+
+    def write_checkpoint(run_dir, data, state_json=None, **kw):
+        days.append(data["day"])
+        original(run_dir, data, state_json, **kw)
+
+    monkeypatch.setattr("econbench.runs.coffee.run.write_checkpoint", write_checkpoint)
+    run_to_dir(CONFIG, tmp_path / "run")
+    assert days == [0, 1, 2, 3, 4], "the start, then each day's end"
