@@ -12,6 +12,7 @@ from tests.agents.test_compaction import assert_pairs_intact, conversation
 from econbench.agents.compaction import (
     SUMMARY_SYSTEM,
     fallback_plans,
+    is_summary_request,
     plan_compaction,
     summary_request,
 )
@@ -80,6 +81,11 @@ def test_an_agent_with_a_tiny_window_recovers_by_keeping_less() -> None:
     afters = [c["messages_after"] for c in compactions]
     assert afters == sorted(afters, reverse=True)
     assert all(c["forced"] for c in compactions)
+    # A forced compaction never resends the conversation: every summary came from the
+    # bounded transcript.
+    summarisers = [r for r in agent.provider.requests if is_summary_request(r.messages)]
+    assert len(summarisers) >= len(compactions)  # the overflowing ones too
+    assert all(r.messages[0].content == SUMMARY_SYSTEM and not r.tools for r in summarisers)
 
 
 def test_a_window_too_small_for_anything_still_fails_cleanly() -> None:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from econbench.agents.compaction import is_summary_request
 from econbench.agents.models.base import (
     ContextOverflowError,
     FatalModelError,
@@ -133,7 +134,7 @@ def test_compaction_triggers_at_the_threshold_and_is_logged() -> None:
     replay = replay_brain(calls, fixed_usage=False)
 
     def brain(messages, tools):
-        if not tools:  # the summary request
+        if is_summary_request(messages):  # the summary request
             return ModelOutput(model="m", text="Summary: bought green, roasted, listed.")
         return replay(messages, tools)
 
@@ -167,7 +168,7 @@ def test_context_overflow_forces_one_compaction_and_retry() -> None:
     state = {"n": 0}
 
     def brain(messages, tools):
-        if not tools:
+        if is_summary_request(messages):
             return "summary"
         state["n"] += 1
         if state["n"] == 15:

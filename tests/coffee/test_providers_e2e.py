@@ -18,6 +18,7 @@ from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
+from econbench.agents.compaction import is_summary_request
 from econbench.cli import app
 from econbench.coffee.events import MemorySink
 from econbench.coffee.sim import CoffeeRun
@@ -48,7 +49,7 @@ class ReplayBrain:
         self.summaries = 0
 
     def __call__(self, request: BrainRequest) -> BrainReply:
-        if not request.tools:  # a compaction: the same model summarises the middle
+        if is_summary_request(request.messages):  # a compaction: the model summarises
             self.summaries += 1
             return BrainReply(text="Summary: bought green coffee daily, roasted it, listed it.")
         assert "Your agent_id is `roaster_A`." in request.system

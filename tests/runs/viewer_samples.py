@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from econbench.agents.compaction import is_summary_request
 from econbench.agents.models.base import ChatMessage, ModelOutput, Usage
 from econbench.agents.models.registry import register_scripted, unregister_scripted
 from econbench.agents.models.scripted import ScriptedModel
@@ -56,9 +57,16 @@ SUMMARY = "SUMMARY: the books so far, in brief."
 
 def compacting_brain(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelOutput:
     """Alternate books and waiting, reporting a prompt that grows 150 tokens a message, so a
-    small context window makes the agent compact; the summariser (no tools) answers
-    ``SUMMARY``."""
-    if not tools:
+    small context window makes the agent compact; the summariser (``is_summary_request``) answers
+    ``SUMMARY`` — except the first request for a summary at the end of the conversation,
+    answered with a tool call and no text, so that compaction asks again over a transcript
+    and makes two recorded calls."""
+    first = not any(m.content.startswith("[Summary of earlier history") for m in messages)
+    if is_summary_request(messages) and tools and first:
+        usage = Usage(input_tokens=150 * len(messages), output_tokens=5)
+        call = ToolCall("wait_for_next_day", {})
+        return ModelOutput(model="scripted/compacting", tool_calls=[call], usage=usage)
+    if is_summary_request(messages):
         usage = Usage(input_tokens=500, output_tokens=10)
         return ModelOutput(model="scripted/compacting", text=SUMMARY, usage=usage)
     calls = sum(1 for m in messages if m.role == "assistant")

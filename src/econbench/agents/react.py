@@ -32,6 +32,7 @@ from typing import Any
 from econbench.agents.compaction import (
     CompactionPlan,
     apply_compaction,
+    cacheable_summary_request,
     fallback_plans,
     plan_compaction,
     summary_request,
@@ -75,6 +76,11 @@ def compact_result(result: dict[str, Any]) -> str:
 
 @dataclass
 class CompactionSettings:
+    """When to compact and what to keep. ``threshold`` is the share of the context window
+    the next prompt may reach before it is compacted; the rest holds the summariser's
+    instruction and reply when the summary is asked for at the end of the conversation
+    (``LLMAgent._compact``). ``keep_first`` / ``keep_last``: messages kept at each end."""
+
     threshold: float = 0.8
     keep_first: int = 5
     keep_last: int = 20
@@ -387,10 +393,89 @@ class LLMAgent:
         return plan_compaction(self.messages, self.compaction.keep_first, self.compaction.keep_last)
 
     async def _compact(self, forced: bool, shrink: int = 0) -> bool:
+        """Replace the middle of the conversation by a summary the same model writes.
+
+        Ahead of the threshold (``forced`` false) the summary is asked for at the end of the
+        conversation (``cacheable_summary_request``): the next request as it would have
+        gone out, with its tools and settings, plus one instruction. Its prefix is the
+        previous request, so the provider's prefix cache serves nearly all of it. It fits:
+        this compaction runs when the estimate of the next prompt reaches ``threshold`` x the
+        window (80 % by default), before that prompt is sent, so the request is that prompt
+        plus an instruction of a few hundred tokens, and its reply is bounded by the same
+        ``max_tokens`` as every reply; the rest of the window (20 % by default, less the
+        growth of one step) holds both. Where it would not fit (the estimate already near the
+        window) or does not (the provider reports an overflow), and where the reply has no
+        text (a model that calls a tool anyway: its calls are ignored, never executed), the
+        transcript form below is used instead; so it is when the agent's ``tool_choice`` is
+        "required", which leaves the model no way to answer in text.
+
+        After an overflow (``forced``) the conversation does not fit, so it cannot be resent:
+        the summary is asked for over a transcript of the middle (``summary_request``),
+        bounded to about half the window and halved while it overflows.
+
+        The ``compaction`` event's ``usage`` and ``cost_usd`` cover every call this
+        compaction made (an ignored cacheable reply included), and ``calls`` says how many
+        there were when more than one."""
         plan = self._plan(shrink) if forced else self._plan_unforced()
         if plan is None:
             return False
         before = len(self.messages)
+        outputs: list[ModelOutput] = []
+        if not forced:
+            output = await self._cacheable_summary(plan)
+            if output is not None:
+                outputs.append(output)
+        if not outputs or not outputs[-1].text.strip():
+            output = await self._transcript_summary(plan)
+            if output is None:
+                return False
+            outputs.append(output)
+        output = outputs[-1]
+        self.messages = apply_compaction(self.messages, plan, output.text)
+        self._last_input_tokens = 0
+        self._chars_since_call = sum(len(m.content) for m in self.messages)
+        self.stats.compactions += 1
+        usage = outputs[0].usage
+        for extra in outputs[1:]:
+            usage = usage + extra.usage
+        costs = [o.cost_usd for o in outputs]
+        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        self.on_event(
+            "compaction",
+            {
+                "firm": self.actor_id,
+                "model": self.name,
+                "forced": forced,
+                "messages_before": before,
+                "messages_after": len(self.messages),
+                "summarised_messages": plan.summarised,
+                "summary": output.text,
+                "usage": usage.to_dict(),
+                "cost_usd": cost,
+            }
+            | ({"cache_hit": True} if all(o.cache_hit for o in outputs) else {})
+            | ({"truncated": output.truncated} if output.truncated else {})
+            | ({"calls": len(outputs)} if len(outputs) > 1 else {}),
+        )
+        return True
+
+    async def _cacheable_summary(self, plan: CompactionPlan) -> ModelOutput | None:
+        """The summary asked for at the end of the conversation, with its tools and
+        settings; ``None`` where that cannot work (see ``_compact``)."""
+        if self.config.tool_choice == "required":
+            return None
+        request = cacheable_summary_request(self.messages, plan)
+        added = len(request[-1].content) // 4
+        if self._estimated_prompt_tokens() + added >= self.provider.context_window:
+            return None
+        try:
+            return await self._generate(request, self.tools, self.config)
+        except ContextOverflowError:
+            return None
+
+    async def _transcript_summary(self, plan: CompactionPlan) -> ModelOutput | None:
+        """The summary asked for over a bounded transcript of the middle, without tools;
+        ``None`` when even the smallest transcript overflows."""
         summary_config = GenerateConfig(
             temperature=self.config.temperature,
             max_tokens=min(self.config.max_tokens or 4096, 4096),
@@ -403,33 +488,10 @@ class LLMAgent:
         for _ in range(MAX_FORCED_COMPACTIONS):
             request = summary_request(self.messages, plan, max_chars=max_chars)
             try:
-                output = await self._generate(request, [], summary_config)
-                break
+                return await self._generate(request, [], summary_config)
             except ContextOverflowError:
                 max_chars //= 2
-        else:
-            return False
-        self.messages = apply_compaction(self.messages, plan, output.text)
-        self._last_input_tokens = 0
-        self._chars_since_call = sum(len(m.content) for m in self.messages)
-        self.stats.compactions += 1
-        self.on_event(
-            "compaction",
-            {
-                "firm": self.actor_id,
-                "model": self.name,
-                "forced": forced,
-                "messages_before": before,
-                "messages_after": len(self.messages),
-                "summarised_messages": plan.summarised,
-                "summary": output.text,
-                "usage": output.usage.to_dict(),
-                "cost_usd": output.cost_usd,
-            }
-            | ({"cache_hit": True} if output.cache_hit else {})
-            | ({"truncated": output.truncated} if output.truncated else {}),
-        )
-        return True
+        return None
 
 
 def _take(answers: dict[str | None, list[ToolResult]], call_id: str | None) -> ToolResult | None:

@@ -171,7 +171,10 @@ class ModelRetry(Event):
 @event("compaction")
 class Compaction(Event):
     """An LLM agent's conversation was summarised to fit its context window (``forced``:
-    after an overflow rather than ahead of the threshold)."""
+    after an overflow rather than ahead of the threshold). ``usage`` and ``cost_usd`` cover
+    every model call the compaction made; ``calls`` is their number when it is more than one
+    (a summary asked for at the end of the conversation came back without text, and was asked
+    for again over a transcript)."""
 
     firm: str
     model: str
@@ -184,6 +187,7 @@ class Compaction(Event):
     cost_usd: float | None
     cache_hit: bool | Absent = ABSENT
     truncated: dict[str, Any] | Absent = ABSENT
+    calls: int | Absent = ABSENT
 
 
 # ------------------------------------------------------------------ the market

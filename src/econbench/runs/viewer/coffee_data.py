@@ -306,10 +306,11 @@ class CoffeeData:
             and isinstance(ev.get("firm"), str)
             and isinstance(ev.get("seq"), int)
         ):
-            # A reply and a compaction's summary are each one recorded call, made in the order
-            # their events are logged: the n-th of a firm is call n of its record.
-            self._call_of[ev["seq"]] = self._calls[ev["firm"]]
-            self._calls[ev["firm"]] += 1
+            # A reply is one recorded call and a compaction one or more (``calls``), made in
+            # the order their events are logged; an event shows its last call.
+            made = ev.get("calls", 1) if isinstance(ev.get("calls"), int) else 1
+            self._calls[ev["firm"]] += made
+            self._call_of[ev["seq"]] = self._calls[ev["firm"]] - 1
         if kind == catalogue.ModelCall.TYPE and isinstance(ev.get("firm"), str):
             firm = ev["firm"]
             self._model_firms.add(firm)
