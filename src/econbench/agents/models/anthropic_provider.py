@@ -460,13 +460,34 @@ def _convert_messages(messages: list[ChatMessage]) -> tuple[str, list[dict[str, 
             continue
         close_pending()
         if msg.role == "assistant":
-            blocks, calls = _assistant_blocks(msg, position, text_ids)
+            settled = msg.memo(_ASSISTANT_KEY, _settled_blocks)
+            if settled is None:
+                blocks, calls = _assistant_blocks(msg, position, text_ids)
+            else:  # converted once per message (shared by later requests, never changed)
+                blocks, calls, as_text = settled
+                text_ids.update(as_text)
             add("assistant", blocks)
             pending.extend(calls)
         else:  # user, or a system message after the first turn
             add("user", [_text(msg.content or "(empty message)")])
     close_pending()
     return "\n\n".join(system_parts), turns
+
+
+_ASSISTANT_KEY = ("anthropic",)
+"""The key an assistant turn's converted blocks are kept under (``ChatMessage.memo``)."""
+
+
+def _settled_blocks(
+    msg: ChatMessage,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], frozenset[str]] | None:
+    """``_assistant_blocks`` of a turn whose conversion does not depend on its place (every
+    call has an id), with the ids of the calls it renders as text; else ``None``."""
+    if not all(call.call_id for call in msg.tool_calls):
+        return None
+    as_text: set[str] = set()
+    blocks, calls = _assistant_blocks(msg, 0, as_text)
+    return blocks, calls, frozenset(as_text)
 
 
 def _assistant_blocks(
@@ -537,11 +558,14 @@ def _tool_id(call_id: str | None, position: int, index: int) -> str:
 
 
 def _mark_last_block(turns: list[dict[str, Any]]) -> None:
-    """The second cache breakpoint: the last content block of the latest turn."""
+    """The second cache breakpoint: the last content block of the latest turn (marked on a
+    copy: a turn's blocks are kept with its message for later requests)."""
     for turn in reversed(turns):
-        for block in reversed(turn["content"]):
+        content = turn["content"]
+        for i in range(len(content) - 1, -1, -1):
+            block = content[i]
             if block.get("type") in ("text", "tool_result", "tool_use"):
-                block["cache_control"] = _CACHE
+                content[i] = {**block, "cache_control": _CACHE}
                 return
 
 

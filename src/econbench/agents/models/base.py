@@ -10,15 +10,21 @@ compaction) and fatal (stops the run cleanly so it can be resumed).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+from econbench.agents.models.canonical import canonical_json, sha256_hex
 from econbench.agents.models.stop import StopReason, normalised_stop
 from econbench.agents.tools import ToolCall, ToolSpec
-from econbench.agents.untrusted import kept_arguments
+from econbench.agents.untrusted import kept_arguments, valid_text
 
 Role = Literal["system", "user", "assistant", "tool"]
+_T = TypeVar("_T")
+_MEMO = "_memo"
+"""The instance attribute (not a field) holding what was derived from a message."""
+_CANONICAL = "canonical"
+_DIGEST = "sha256"
 
 
 @dataclass
@@ -29,6 +35,13 @@ class ChatMessage:
     results. ``provider_data`` carries what a provider needs to replay its own turn exactly
     (e.g. Anthropic thinking blocks with their signatures, Gemini thought signatures,
     OpenAI Responses reasoning items); other providers ignore it.
+
+    What is derived from a message is computed once and kept with it (:meth:`memo`): its
+    canonical JSON (``canonical``) and that text's SHA-256 (``digest``), which the call
+    record and request keys use, and the wire forms providers convert it to. Assigning a
+    field forgets them; a message is otherwise treated as settled once it is in a
+    conversation, so its nested values (the ``tool_calls``' arguments, ``provider_data``)
+    must not be changed in place after it has been sent.
     """
 
     role: Role
@@ -56,6 +69,53 @@ class ChatMessage:
         }
         return {k: v for k, v in data.items() if v not in (None, [], "")} | {"role": self.role}
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        self.__dict__.pop(_MEMO, None)  # derived from the old value: recomputed on next use
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Fields only: copies and pickles derive their own forms again when used."""
+        state = dict(self.__dict__)
+        state.pop(_MEMO, None)
+        return state
+
+    def memo(self, key: Hashable, build: Callable[[ChatMessage], _T]) -> _T:
+        """``build(self)``, computed on the first call with this ``key`` and kept with the
+        message (until a field is assigned). ``key`` must name everything besides the
+        message that the value depends on; the value is shared, so callers must not change it.
+        """
+        memo = self.__dict__.get(_MEMO)
+        if memo is None:
+            memo = self.__dict__[_MEMO] = {}
+        try:
+            return memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = memo[key] = build(self)
+            return value
+
+    @property
+    def canonical(self) -> str:
+        """The message's canonical JSON as valid UTF-8, as the call record stores it (a lone
+        surrogate that reached a message some other way than a model's reply, which is
+        cleaned on arrival, becomes U+FFFD); computed once."""
+        memo = self.__dict__.get(_MEMO)
+        if memo is not None:
+            body = memo.get(_CANONICAL)
+            if body is not None:
+                return body  # type: ignore[no-any-return]
+        return self.memo(_CANONICAL, _canonical_body)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 (hex) of ``canonical``: the message's address in the record and its part
+        of a request key; computed once."""
+        memo = self.__dict__.get(_MEMO)
+        if memo is not None:
+            digest = memo.get(_DIGEST)
+            if digest is not None:
+                return digest  # type: ignore[no-any-return]
+        return self.memo(_DIGEST, _digest_of)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChatMessage:
         calls = [
@@ -71,6 +131,14 @@ class ChatMessage:
             reasoning=data.get("reasoning"),
             provider_data=data.get("provider_data"),
         )
+
+
+def _canonical_body(message: ChatMessage) -> str:
+    return valid_text(canonical_json(message.to_dict()))
+
+
+def _digest_of(message: ChatMessage) -> str:
+    return sha256_hex(message.canonical)
 
 
 @dataclass

@@ -486,19 +486,20 @@ def _convert_messages(messages: list[ChatMessage]) -> tuple[str, list[types.Cont
         if messages[index].content:
             system_parts.append(messages[index].content)
         index += 1
-    contents: list[types.Content] = []
+    # [role, parts, merged]: each turn's Content is made once, at the end
+    turns: list[list[Any]] = []
     pending: list[dict[str, Any]] = []  # calls of the last model turn still without a result
 
     def add(role: str, parts: list[types.Part]) -> None:
         if not parts:
             return
-        if contents and contents[-1].role == role:
-            merged = list(contents[-1].parts or []) + parts
-            if role == "user":  # function responses first, then any text
-                merged.sort(key=lambda p: p.function_response is None)
-            contents[-1] = types.Content(role=role, parts=merged)
+        if turns and turns[-1][0] == role:
+            turn = turns[-1]
+            if not turn[2]:  # a list of its own (the first one may be a message's, kept)
+                turn[1], turn[2] = list(turn[1]), True
+            turn[1].extend(parts)
         else:
-            contents.append(types.Content(role=role, parts=parts))
+            turns.append([role, parts, False])
 
     def close_pending() -> None:
         if pending:
@@ -515,24 +516,51 @@ def _convert_messages(messages: list[ChatMessage]) -> tuple[str, list[types.Cont
             )
             pending.clear()
 
+    # A message's parts are made once and kept with it (``ChatMessage.memo``), under a key
+    # naming what else they depend on (the call a result answers); they are shared by later
+    # requests and never changed.
     for msg in messages[index:]:
         if msg.role == "tool":
             call = _take_call(pending, msg)
             if call is None or call["as_text"]:
                 label = call["name"] if call else (msg.name or "tool")
-                add("user", [types.Part(text=f"[result of {label}] {msg.content}")])
+                part = msg.memo(
+                    ("gemini_result_text", label),
+                    lambda m, label=label: types.Part(text=f"[result of {label}] {m.content}"),
+                )
             else:
-                add("user", [_response_part(call, msg.content)])
+                part = msg.memo(
+                    ("gemini_response", call["wire_id"], call["name"]),
+                    lambda m, call=call: _response_part(call, m.content),
+                )
+            add("user", [part])
             continue
         close_pending()
         if msg.role == "assistant":
-            parts, calls = _model_parts(msg)
+            parts, calls = msg.memo(_MODEL_KEY, _model_parts)
             add("model", parts)
             pending.extend(calls)
         else:
-            add("user", [types.Part(text=msg.content or "(empty message)")])
+            add("user", [msg.memo(_USER_KEY, _user_part)])
     close_pending()
+    contents: list[types.Content] = []
+    for role, parts, merged in turns:
+        if merged and role == "user":  # function responses first, then any text (stable)
+            parts.sort(key=_not_a_response)
+        contents.append(types.Content(role=role, parts=parts))
     return "\n\n".join(system_parts), contents
+
+
+def _not_a_response(part: types.Part) -> bool:
+    return part.function_response is None
+
+
+_MODEL_KEY = ("gemini_model",)
+_USER_KEY = ("gemini_user",)
+
+
+def _user_part(msg: ChatMessage) -> types.Part:
+    return types.Part(text=msg.content or "(empty message)")
 
 
 def _model_parts(msg: ChatMessage) -> tuple[list[types.Part], list[dict[str, Any]]]:

@@ -134,6 +134,8 @@ _TRANSIENT_STATUS = {408, 409, 425, 429}
 _REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
 _SUMMARY_REFUSED = re.compile(r"summar", re.IGNORECASE)
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+_RESPONSES_KEY = ("openai_responses",)
+"""The key a Responses assistant turn's input items are kept under (``ChatMessage.memo``)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -505,7 +507,19 @@ class OpenAIChatProvider(_OpenAIProvider):
 
     # ------------------------------------------------------------------ request
     def build_messages(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
-        """Neutral messages to Chat Completions wire messages."""
+        """Neutral messages to Chat Completions wire messages.
+
+        An assistant turn whose calls all have ids converts the same wherever it stands, so
+        its wire message is made once and kept with the message (``ChatMessage.memo``, under
+        a key naming the settings it depends on); the rest is cheap or depends on the
+        turn's place (leading system messages, ids made up for calls that had none).
+        """
+        key = (
+            "openai_chat",
+            self.compatible,
+            self.compat.tool_call_content,
+            self.replay_reasoning,
+        )
         out: list[dict[str, Any]] = []
         leading_system: list[str] = []
         seen_other = False
@@ -527,7 +541,9 @@ class OpenAIChatProvider(_OpenAIProvider):
             if msg.role == "user":
                 out.append({"role": "user", "content": msg.content})
             elif msg.role == "assistant":
-                out.append(self._assistant_message(msg, index, pending_ids))
+                # converted once per message (shared by later requests, never changed)
+                wire = msg.memo(key, self._settled_assistant)
+                out.append(wire or self._assistant_message(msg, index, pending_ids))
             elif msg.role == "tool":
                 call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
                 if call_id is None:
@@ -540,6 +556,13 @@ class OpenAIChatProvider(_OpenAIProvider):
         if not seen_other and self.compatible and leading_system:
             out.insert(0, {"role": "system", "content": "\n\n".join(leading_system)})
         return out
+
+    def _settled_assistant(self, msg: ChatMessage) -> dict[str, Any] | None:
+        """The wire form of an assistant turn that does not depend on its place (every call
+        has an id), else ``None``."""
+        if not all(call.call_id for call in msg.tool_calls):
+            return None
+        return self._assistant_message(msg, 0, deque())
 
     def _assistant_message(
         self, msg: ChatMessage, index: int, pending_ids: deque[str]
@@ -787,7 +810,11 @@ class OpenAIResponsesProvider(_OpenAIProvider):
 
     # ------------------------------------------------------------------ request
     def build_input(self, messages: list[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:
-        """Neutral messages to (instructions, input items)."""
+        """Neutral messages to (instructions, input items).
+
+        An assistant turn whose calls all have ids converts the same wherever it stands: its
+        items are made once and kept with the message (``ChatMessage.memo``).
+        """
         instructions: list[str] = []
         items: list[dict[str, Any]] = []
         seen_other = False
@@ -803,7 +830,12 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             if msg.role == "user":
                 items.append({"type": "message", "role": "user", "content": msg.content})
             elif msg.role == "assistant":
-                items.extend(self._assistant_items(msg, index, pending_ids))
+                settled = msg.memo(_RESPONSES_KEY, self._settled_items)
+                items.extend(
+                    settled
+                    if settled is not None
+                    else self._assistant_items(msg, index, pending_ids)
+                )
             elif msg.role == "tool":
                 call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
                 if call_id is None:
@@ -815,6 +847,13 @@ class OpenAIResponsesProvider(_OpenAIProvider):
                         {"type": "function_call_output", "call_id": call_id, "output": msg.content}
                     )
         return ("\n\n".join(instructions) if instructions else None), items
+
+    def _settled_items(self, msg: ChatMessage) -> list[dict[str, Any]] | None:
+        """The input items of an assistant turn that do not depend on its place (every call
+        has an id), else ``None``."""
+        if not all(call.call_id for call in msg.tool_calls):
+            return None
+        return self._assistant_items(msg, 0, deque())
 
     def _assistant_items(
         self, msg: ChatMessage, index: int, pending_ids: deque[str]

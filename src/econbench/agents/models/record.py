@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import sqlite3
@@ -61,6 +60,7 @@ from econbench.agents.models.base import (
     TransientModelError,
     Usage,
 )
+from econbench.agents.models.canonical import canonical_json, sha256_hex
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import kept_arguments, valid_text
 
@@ -160,19 +160,14 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
 # --------------------------------------------------------------------------- canonical forms
 
 
-def canonical_json(value: Any) -> str:
-    """One spelling per value: sorted keys, no spaces, non-ASCII kept (hash input)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+_sha256 = sha256_hex
 
 
 def message_body(message: ChatMessage) -> str:
     """A message's canonical JSON as valid UTF-8 (a lone surrogate that reached a message
-    some other way than a model's reply, which is cleaned on arrival, becomes U+FFFD)."""
-    return valid_text(canonical_json(message.to_dict()))
+    some other way than a model's reply, which is cleaned on arrival, becomes U+FFFD); the
+    message computes it once and keeps it (``ChatMessage.canonical``)."""
+    return message.canonical
 
 
 def tools_body(tools: Sequence[ToolSpec]) -> str:
@@ -218,10 +213,11 @@ def request_key(
 ) -> str:
     """SHA-256 over everything that determines the reply: the model, the messages, the tool
     schemas and the generation settings (not the timeout). Messages and tools enter through
-    the hashes of their canonical JSON, the same hashes the record stores them under."""
+    the hashes of their canonical JSON, the same hashes the record stores them under (each
+    message's computed once, ``ChatMessage.digest``)."""
     return _key(
         model_name,
-        [_sha256(message_body(m)) for m in messages],
+        [m.digest for m in messages],
         _sha256(tools_body(tools)),
         config_dict(config),
     )
@@ -457,18 +453,19 @@ class CallRecord:
         output: ModelOutput,
     ) -> str:
         """Store one successful call (replacing any older row at that index); its key."""
-        bodies = [message_body(m) for m in messages]
-        hashes = [_sha256(b) for b in bodies]
+        hashes = [m.digest for m in messages]  # each message's, computed once
         tool_text = tools_body(tools)
         tools_hash = _sha256(tool_text)
         settings = config_dict(config)
         key = _key(model, hashes, tools_hash, settings)
-        fresh = [(h, b) for h, b in zip(hashes, bodies, strict=True) if h not in self._known]
+        known = self._known
+        fresh = {h: m.canonical for h, m in zip(hashes, messages, strict=True) if h not in known}
         output_text = json.dumps(output_to_dict(output), ensure_ascii=False)
         with self._writing():
-            self._db.executemany(
-                "INSERT OR IGNORE INTO messages(hash, body) VALUES (?, ?)", dict(fresh).items()
-            )
+            if fresh:
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO messages(hash, body) VALUES (?, ?)", fresh.items()
+                )
             if tools_hash not in self._known:
                 self._db.execute(
                     "INSERT OR IGNORE INTO tools(hash, body) VALUES (?, ?)", (tools_hash, tool_text)
@@ -487,8 +484,8 @@ class CallRecord:
                     output_text,
                 ),
             )
-        self._known.update(h for h, _ in fresh)
-        self._known.add(tools_hash)
+        known.update(fresh)
+        known.add(tools_hash)
         return key
 
     def add_failure(self, agent: str, idx: int, seq: int, key: str, exc: ModelError) -> None:
@@ -956,7 +953,7 @@ class ReplayProvider(ModelProvider):
             total = self.record.count_calls(self.agent)
             return f"{head} (the original run made {total} call(s) for this agent)"
         old = recorded.message_hashes
-        new = [_sha256(message_body(m)) for m in messages]
+        new = [m.digest for m in messages]
         for i in range(max(len(old), len(new))):
             if i >= len(old) or i >= len(new) or old[i] != new[i]:
                 was = self.record.message(old[i]) if i < len(old) else None
