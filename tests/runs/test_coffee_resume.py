@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from econbench.agents.models.base import ChatMessage
+from econbench.agents.models.record import CallRecord
 from econbench.agents.models.registry import register_scripted, unregister_scripted
 from econbench.agents.tools import ToolCall
 from econbench.cli import app
@@ -20,6 +22,7 @@ from econbench.coffee import world as world_module
 from econbench.runs import checkpoint as checkpoint_module
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.run import ResumeError, resume_to_dir, run_to_dir
+from econbench.runs.layout import RECORD
 from econbench.runs.resume import run_status
 
 FILES = ("events.jsonl", "daily.jsonl", "summary.json", "checkpoint.json", "progress.json")
@@ -193,8 +196,11 @@ def test_agent_conversation_is_checkpointed(tmp_path, monkeypatch, pure_model):
             run_to_dir(model_config(pure_model), out)
     state = json.loads((out / "checkpoint.json").read_text())["state"]
     agent = state["policies"]["roaster_A"]
-    assert agent["messages"][0]["role"] == "system"
-    assert any(m["role"] == "tool" for m in agent["messages"])
+    with CallRecord(out / RECORD, readonly=True) as record:  # sent messages: named, in it
+        messages = [record.message(m["ref"]) if "ref" in m else m for m in agent["messages"]]
+    roles = [m.role if isinstance(m, ChatMessage) else m["role"] for m in messages]
+    assert roles[0] == "system" and "tool" in roles
+    assert sum("ref" in m for m in agent["messages"]) >= len(messages) - 1, "only the reply copied"
     assert agent["stats"]["llm_calls"] >= 2
     scripted = state["policies"]["farmer_A"]  # the negotiating farmer: its routine and memory
     assert set(scripted) == {"observation", "results", "memory"}

@@ -149,3 +149,23 @@ def test_a_model_run_checkpoints_at_day_ends_only(tmp_path, monkeypatch) -> None
     monkeypatch.setattr("econbench.runs.coffee.run.write_checkpoint", write_checkpoint)
     run_to_dir(CONFIG, tmp_path / "run")
     assert days == [0, 1, 2, 3, 4], "the start, then each day's end"
+
+
+def test_a_checkpoint_names_the_sent_messages_and_a_lost_one_is_refused(
+    tmp_path, monkeypatch, reference
+) -> None:
+    from econbench.runs.coffee.run import ResumeError
+
+    out = killed_at(tmp_path, monkeypatch, 80)
+    saved = json.loads((out / CHECKPOINT).read_text())["state"]["policies"]["roaster_A"]
+    refs = [m["ref"] for m in saved["messages"] if "ref" in m]
+    assert len(refs) >= len(saved["messages"]) - 1, "all but the last reply are named"
+    db = sqlite3.connect(out / RECORD)
+    with db:
+        db.execute("DELETE FROM messages WHERE hash = ?", (refs[1],))
+    db.close()
+    before = (out / "events.jsonl").read_bytes()
+    with pytest.raises(ResumeError, match=r"message .* is missing") as info:
+        resume_to_dir(out)
+    assert "\n" not in str(info.value)
+    assert (out / "events.jsonl").read_bytes() == before, "a refusal changes nothing"

@@ -27,7 +27,7 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from econbench.agents.compaction import (
     CompactionPlan,
@@ -74,6 +74,15 @@ def compact_result(result: dict[str, Any]) -> str:
     return json.dumps(result, separators=(",", ":"))
 
 
+class MessageStore(Protocol):
+    """Where the messages an agent sent are kept already (the run's call record), so its
+    checkpoint can name them by digest instead of copying the conversation each time."""
+
+    def has_message(self, digest: str) -> bool: ...
+
+    def message(self, digest: str) -> ChatMessage: ...
+
+
 @dataclass
 class CompactionSettings:
     """When to compact and what to keep. ``threshold`` is the share of the context window
@@ -106,16 +115,19 @@ class LLMAgent:
         on_event: EventFn | None = None,
         tool_choice: ToolChoice | None = None,
         initial_message: str | None = None,
+        message_store: MessageStore | None = None,
     ) -> None:
         """``tool_choice`` ("auto", "required", "none"), when given, is sent with every request
         that offers tools (it replaces the config's; ``None`` keeps the config's).
         ``initial_message``, when given, opens the conversation as a user message right after
         the system prompt (CoffeeBench's day-0 message); ``None`` opens with the system prompt
-        alone."""
+        alone. ``message_store``, when given (the run's call record), already holds the
+        messages sent: ``state_dict`` names those by their digest instead of copying them."""
         self.provider = provider
         self.name = provider.name
         self.system_prompt = system_prompt
         self.initial_message = initial_message
+        self.message_store = message_store
         self.render_observation = render_observation
         self.render_result = render_result
         self.config = config or GenerateConfig()
@@ -173,8 +185,14 @@ class LLMAgent:
         the call index of its recorder)."""
         provider_state = getattr(self.provider, "state_dict", None)
         version, internal, gauss = self.rng.getstate()
+        store = self.message_store
         return {
-            "messages": [m.to_dict() for m in self.messages],
+            "messages": [
+                {"ref": m.digest}
+                if store is not None and store.has_message(m.digest)
+                else m.to_dict()
+                for m in self.messages
+            ],
             "open_calls": list(self._open_calls),
             "executed": self._executed,
             "last_input_tokens": self._last_input_tokens,
@@ -187,7 +205,7 @@ class LLMAgent:
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore what ``state_dict`` saved (after ``start``, which sets the tools)."""
-        self.messages = [ChatMessage.from_dict(m) for m in state["messages"]]
+        self.messages = [self._message(m) for m in state["messages"]]
         self._open_calls = list(state["open_calls"])
         self._executed = state["executed"]
         self._last_input_tokens = int(state["last_input_tokens"])
@@ -199,6 +217,14 @@ class LLMAgent:
         load = getattr(self.provider, "load_state", None)
         if state.get("provider") is not None and callable(load):
             load(state["provider"])
+
+    def _message(self, saved: dict[str, Any]) -> ChatMessage:
+        """A saved message: in full, or named by its digest in the message store."""
+        if "ref" not in saved:
+            return ChatMessage.from_dict(saved)
+        if self.message_store is None:
+            raise ValueError("the saved conversation names messages of a store it was not given")
+        return self.message_store.message(str(saved["ref"]))
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
         """Synchronous entry point for callers outside an event loop."""

@@ -9,7 +9,11 @@ conversation re-sends the same messages thousands of times). Tables:
 - ``calls(agent, idx, request_key, model, message_hashes, tools_hash, config, output)``, one
   row per successful call, keyed by the agent (a firm id, an AlloBench ``seed-N``) and the
   call's index within that agent; ``output`` holds everything of the reply, ``provider_data``
-  (thinking signatures, item ids) included, with its usage, cost and cache marker;
+  (thinking signatures, item ids) included, with its usage, cost and cache marker.
+  ``message_hashes`` is the request's list of message hashes, in full every
+  ``FULL_LIST_EVERY``-th call of an agent and otherwise as what changed since the agent's
+  previous call (``{"keep": n, "add": [...]}``: its first n hashes, then these) — schema 2;
+  a record of schema 1 holds every list in full and is read as before;
 - ``failures(agent, idx, seq, ...)``: failed attempts (rate limits, context overflows, a
   fatal error) made while waiting for call ``idx``, so a replay raises them again at the same
   points and the agent retries, compacts or stops exactly as it did;
@@ -64,7 +68,20 @@ from econbench.agents.models.canonical import canonical_json, sha256_hex
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import kept_arguments, valid_text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = ("1", "2")
+"""Schema 2 stores a call's message hashes as a change from the previous call's; schema 1
+(every list in full) is still read, and a schema-1 record being continued stays schema 1."""
+PAGE_SIZE = 1024
+"""The page size of a new record file (an existing one keeps its own). A call commits a few
+pages (the new messages, their hash index, the call row and its two indexes), each written
+to the WAL and then to the file: at SQLite's default 4 KiB that was ~30 MB written for a
+3 MB record over a 90-day run (``benchmarks/model_path.py``)."""
+FULL_LIST_EVERY = 50
+"""Every 50th call of an agent stores its request's message hashes in full, so a list is
+read back from at most 50 rows. Storing every list in full made the record quadratic in a
+conversation's length (31 MB for a 90-day run, and twice that written); as changes it grows
+by the new messages only."""
 _EXCERPT = 200
 BUSY_TIMEOUT_S = 2.0
 """How long an operation waits for another process that holds the file locked before it
@@ -223,6 +240,50 @@ def request_key(
     )
 
 
+def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def message_hashes_of(
+    db: sqlite3.Connection,
+    agent: str,
+    idx: int,
+    stored: str,
+    known: tuple[int, list[str]] | None = None,
+) -> list[str]:
+    """The full list of message hashes of call ``idx`` of ``agent``, from its stored form
+    (a list, or a change from the previous call's; see the module docstring), reading back
+    through ``db`` to the nearest list in full; ``known``: an already resolved (idx, list)
+    of the same agent that may end the walk early."""
+    changes: list[dict[str, Any]] = []
+    at, data = idx, json.loads(stored)
+    while not isinstance(data, list):
+        if not isinstance(data, dict) or not isinstance(data.get("add"), list):
+            raise RecordError(f"call {idx} of {agent} has unreadable message hashes")
+        changes.append(data)
+        at -= 1
+        if known is not None and known[0] == at:
+            data = known[1]
+            break
+        row = db.execute(
+            "SELECT message_hashes FROM calls WHERE agent = ? AND idx = ?", (agent, at)
+        ).fetchone()
+        if row is None:
+            raise RecordError(
+                f"call {idx} of {agent} is stored as a change from call {at}, which is missing"
+            )
+        data = json.loads(row[0])
+    hashes = list(data)
+    for change in reversed(changes):
+        hashes = hashes[: int(change["keep"])] + list(change["add"])
+    return hashes
+
+
 def output_to_dict(output: ModelOutput) -> dict[str, Any]:
     """A reply as JSON, ``provider_data`` and usage included (the marker only when set)."""
     data: dict[str, Any] = {
@@ -354,6 +415,8 @@ class CallRecord:
         self.readonly = readonly
         self._lock = threading.Lock()
         self._known: set[str] = set()
+        self._lists: dict[str, tuple[int, list[str]]] = {}  # per agent: its last list read
+        self._deltas = False  # set once the file is known to be schema 2
         self._identity: tuple[int, int] | None = None
         if readonly:
             if not self.path.is_file():
@@ -368,6 +431,9 @@ class CallRecord:
             self._db = _connect(self.path)
         try:
             with self._lock, _sqlite_errors(self.path), self._db:
+                # Before the first table: small pages, as each commit writes every page it
+                # touches (a few per call) to the WAL and again to the file.
+                self._db.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: survives kill -9
                 self._db.executescript(_SCHEMA)
@@ -390,13 +456,14 @@ class CallRecord:
             if isinstance(error, RecordError):
                 error = RecordError(f"{self.path} is not a call record: {exc}")
             raise error from None
-        if row is None or row[0] != str(SCHEMA_VERSION):
+        if row is None or row[0] not in READABLE_VERSIONS:
             self._db.close()
             found = row[0] if row else "none"
             raise RecordError(
                 f"{self.path} has record schema version {found}; this econbench reads "
-                f"version {SCHEMA_VERSION}"
+                f"versions {', '.join(READABLE_VERSIONS)}"
             )
+        self._deltas = row[0] == str(SCHEMA_VERSION)
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -462,6 +529,7 @@ class CallRecord:
         fresh = {h: m.canonical for h, m in zip(hashes, messages, strict=True) if h not in known}
         output_text = json.dumps(output_to_dict(output), ensure_ascii=False)
         with self._writing():
+            stored = self._stored_hashes(agent, idx, hashes)
             if fresh:
                 self._db.executemany(
                     "INSERT OR IGNORE INTO messages(hash, body) VALUES (?, ?)", fresh.items()
@@ -478,7 +546,7 @@ class CallRecord:
                     idx,
                     key,
                     model,
-                    json.dumps(hashes),
+                    stored,
                     tools_hash,
                     canonical_json(settings),
                     output_text,
@@ -486,7 +554,47 @@ class CallRecord:
             )
         known.update(fresh)
         known.add(tools_hash)
+        self._lists[agent] = (idx, hashes)
         return key
+
+    def _stored_hashes(self, agent: str, idx: int, hashes: list[str]) -> str:
+        """How call ``idx`` stores its hashes: a change from call ``idx - 1``, or in full
+        (every ``FULL_LIST_EVERY``-th call, the first, a schema-1 file). A call recorded
+        after it that is stored as a change from it is first stored in full, so replacing
+        this call cannot change how that one reads."""
+        cached = self._lists.get(agent)
+        if cached is not None and cached[0] >= idx:  # a call rewritten: its list may change
+            del self._lists[agent]
+        following = self._db.execute(
+            "SELECT message_hashes FROM calls WHERE agent = ? AND idx = ?", (agent, idx + 1)
+        ).fetchone()
+        if following is not None and not isinstance(json.loads(following[0]), list):
+            whole = message_hashes_of(self._db, agent, idx + 1, following[0])
+            self._db.execute(
+                "UPDATE calls SET message_hashes = ? WHERE agent = ? AND idx = ?",
+                (json.dumps(whole), agent, idx + 1),
+            )
+        if not self._deltas or idx % FULL_LIST_EVERY == 0:
+            return json.dumps(hashes)
+        previous = self._list_at(self._db, agent, idx - 1)
+        if previous is None:
+            return json.dumps(hashes)
+        keep = _common_prefix(previous, hashes)
+        return json.dumps({"keep": keep, "add": hashes[keep:]})
+
+    def _list_at(self, db: sqlite3.Connection, agent: str, idx: int) -> list[str] | None:
+        """Call ``idx``'s message hashes (``None`` when there is no such call)."""
+        cached = self._lists.get(agent)
+        if cached is not None and cached[0] == idx:
+            return cached[1]
+        row = db.execute(
+            "SELECT message_hashes FROM calls WHERE agent = ? AND idx = ?", (agent, idx)
+        ).fetchone()
+        if row is None:
+            return None
+        resolved = message_hashes_of(db, agent, idx, row[0], self._lists.get(agent))
+        self._lists[agent] = (idx, resolved)
+        return resolved
 
     def add_failure(self, agent: str, idx: int, seq: int, key: str, exc: ModelError) -> None:
         retry_after = exc.retry_after if isinstance(exc, TransientModelError) else None
@@ -536,13 +644,14 @@ class CallRecord:
         "FROM calls "
     )
 
-    @staticmethod
-    def _call(row: tuple[Any, ...]) -> RecordedCall:
-        agent, idx, key, model, hashes, tools_hash, config, output = row
+    def _call(self, row: tuple[Any, ...]) -> RecordedCall:
+        agent, idx, key, model, stored, tools_hash, config, output = row
+        with self._lock, _sqlite_errors(self.path):
+            hashes = message_hashes_of(self._db, agent, idx, stored, self._lists.get(agent))
+        self._lists[agent] = (idx, hashes)
         return RecordedCall(
-            agent, idx, key, model, json.loads(hashes), tools_hash, json.loads(config),
-            json.loads(output),
-        )  # fmt: skip
+            agent, idx, key, model, hashes, tools_hash, json.loads(config), json.loads(output)
+        )
 
     def call_at(self, agent: str, idx: int) -> RecordedCall | None:
         rows = self._query(self._CALL + "WHERE agent = ? AND idx = ?", (agent, idx))
@@ -582,6 +691,15 @@ class CallRecord:
             (agent, idx, seq),
         )
         return RecordedFailure(agent, idx, seq, *rows[0]) if rows else None
+
+    def has_message(self, digest: str) -> bool:
+        """Whether the record holds the message (committed: a checkpoint may name it)."""
+        if digest in self._known:
+            return True
+        found = bool(self._query("SELECT 1 FROM messages WHERE hash = ?", (digest,)))
+        if found:
+            self._known.add(digest)
+        return found
 
     def message(self, digest: str) -> ChatMessage:
         rows = self._query("SELECT body FROM messages WHERE hash = ?", (digest,))
@@ -734,7 +852,7 @@ def restore_to_seal(path: Path | str, seal: Any, *, cut: bool = True) -> None:
 
 def _check_seal(path: Path, db: sqlite3.Connection, agents: Mapping[str, Any]) -> None:
     version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if version is None or version[0] != str(SCHEMA_VERSION):
+    if version is None or version[0] not in READABLE_VERSIONS:
         raise RecordError(f"{path} is not a call record of this econbench; {_RESTORE}")
     for agent, want in sorted(agents.items()):
         held = _holding(db, agent, want["calls"])

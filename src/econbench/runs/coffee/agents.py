@@ -52,6 +52,7 @@ def model_policy(
     the first observation. Its events go wherever the run binds them (``CoffeeRun`` logs them
     in the run's event log)."""
     from econbench.agents.models.base import ModelProvider
+    from econbench.agents.models.record import RecordingProvider
     from econbench.agents.models.registry import build_provider
     from econbench.agents.react import CompactionSettings, LLMAgent
     from econbench.coffee.prompts import DAY0_MESSAGE, system_prompt
@@ -62,6 +63,8 @@ def model_policy(
     if wrap is not None:
         provider = wrap(provider, firm_id)
     retries = settings.retry_policy()
+    # The run's call record holds every message sent: checkpoints name those by digest.
+    store = provider.record if isinstance(provider, RecordingProvider) else None
     return LLMAgent(
         provider,
         system_prompt=system_prompt(firm_id, config, config.prompts.get(firm_id, "standard")),
@@ -73,6 +76,7 @@ def model_policy(
         seed=zlib.crc32(f"{config.seed}:{firm_id}".encode()),
         max_attempts=retries.max_attempts,
         retry_options=retries.options(),
+        message_store=store,
     )
 
 

@@ -459,7 +459,36 @@ def _verify(out: Path, checkpoint: dict[str, Any]) -> _ResumePoint:
         check_record(out / RECORD, seal)
     except RunFileError as exc:
         raise ResumeError(str(exc)) from None
+    _check_named_messages(out, state["policies"])
     return _ResumePoint(state=state, logs=digests, equity0=dict(equity0), record=seal)
+
+
+def _check_named_messages(out: Path, policies: Any) -> None:
+    """Every message an agent's saved conversation names by digest is in ``record.sqlite``
+    (checked before anything is cut, so a refusal changes nothing)."""
+    named = [
+        (firm, m["ref"])
+        for firm, state in (policies.items() if isinstance(policies, dict) else ())
+        if isinstance(state, dict) and isinstance(state.get("messages"), list)
+        for m in state["messages"]
+        if isinstance(m, dict) and "ref" in m
+    ]
+    if not named:
+        return
+    from econbench.agents.models.record import CallRecord, RecordError
+
+    try:
+        with CallRecord(out / RECORD, readonly=True) as record:
+            missing = [(f, ref) for f, ref in named if not record.has_message(str(ref))]
+    except (RecordError, OSError) as exc:
+        raise ResumeError(f"{out / RECORD}: {exc}") from None
+    if missing:
+        firm, ref = missing[0]
+        raise ResumeError(
+            f"{out / RECORD}: message {str(ref)[:12]} of {firm}'s conversation is missing "
+            f"({len(missing)} in all): the record was changed after the checkpoint; restore it "
+            "from a backup, or start the run again with --overwrite"
+        )
 
 
 def _read_summary(out: Path) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from econbench.agents.models.record import message_hashes_of
 from econbench.runs import layout
 
 MAX_CALL_BYTES = 1 << 20
@@ -118,15 +119,16 @@ class RecordData:
             if row is None:
                 return None
             model, hashes_text, tools_hash, config, output_text = row
-            hashes: list[str] = json.loads(hashes_text)
+            hashes = message_hashes_of(db, agent, idx, hashes_text)
             # The previous request of the same conversation (same tools), not a compaction's
             # summariser call in between: what the model had already seen.
             prev = db.execute(
-                "SELECT message_hashes FROM calls WHERE agent = ? AND idx < ? AND tools_hash = ? "
-                "ORDER BY idx DESC LIMIT 1",
+                "SELECT idx, message_hashes FROM calls WHERE agent = ? AND idx < ? "
+                "AND tools_hash = ? ORDER BY idx DESC LIMIT 1",
                 (agent, idx, tools_hash),
             ).fetchone()
-            new_from = _common_prefix(json.loads(prev[0]), hashes) if prev else 0
+            seen = message_hashes_of(db, agent, prev[0], prev[1]) if prev else []
+            new_from = _common_prefix(seen, hashes) if prev else 0
             messages, next_at = self._messages(db, hashes, max(start, 0))
             tools = db.execute("SELECT body FROM tools WHERE hash = ?", (tools_hash,)).fetchone()
             failures = db.execute(
