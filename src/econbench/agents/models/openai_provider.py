@@ -64,6 +64,11 @@ Design choices (each one is what a careful user of an evaluation harness expects
   profile's).
 - ``GenerateConfig.extra["extra_body"]`` (a dict) is merged into the request body, for server
   specific fields (e.g. vLLM's ``chat_template_kwargs``); ``thinking_budget`` does not apply.
+- **Bodies assembled once.** With the SDK's own ``AsyncOpenAI`` client, a request's body is
+  assembled from bytes each message keeps and posted through the client, and the reply read
+  as plain JSON (``openai_body``): the bytes ``create()`` sends and the data it gives back,
+  for a fraction of the CPU (``benchmarks/model_path.py``). Any other client (a subclass, a
+  test double, strict response validation) goes through ``create()``.
 - **Event loops.** A provider may be used from several event loops (one ``asyncio.run`` per
   run); its HTTP client is rebuilt for each new loop. Call ``await provider.aclose()`` before
   a loop ends to close the connections cleanly.
@@ -79,13 +84,14 @@ import os
 import re
 import ssl
 from collections import deque
+from collections.abc import Hashable
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
 import openai
 
-from econbench.agents.models import coffee_paper_wire, paper_wire
+from econbench.agents.models import coffee_paper_wire, openai_body, paper_wire
 from econbench.agents.models._http import (
     check_sdk_base_url,
     is_context_overflow,
@@ -247,6 +253,10 @@ def _http_client() -> Any:
 class _OpenAIProvider(ModelProvider):
     """What both OpenAI APIs share: the client, its event loop, and error classification."""
 
+    assemble_bodies = True
+    """Post bodies assembled from each message's kept bytes (``openai_body``); ``False``
+    sends every request through the SDK's ``create()`` (the same bytes, more CPU)."""
+
     def __init__(
         self,
         model: str,
@@ -271,6 +281,8 @@ class _OpenAIProvider(ModelProvider):
         self._external_client = client is not None
         self._client: Any = client if client is not None else self._build_client()
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._sdk_requests: dict[Hashable, openai_body.SdkRequest] = {}
+        self._kept_fields: dict[str, tuple[str, bytes]] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r})"
@@ -411,11 +423,69 @@ class _OpenAIProvider(ModelProvider):
         except openai.OpenAIError as exc:
             raise self.map_error(exc, timeout_s) from None
 
-    async def _reply(self, resource: Any, kwargs: dict[str, Any], timeout_s: float) -> Any:
+    async def _reply(
+        self,
+        resource: Any,
+        kwargs: dict[str, Any],
+        timeout_s: float,
+        conversation: openai_body.Conversation | None = None,
+    ) -> Any:
         """One request and its reply as plain JSON data, within ``timeout_s`` in all; a
-        garbled reply (a proxy's HTML, JSON nested past reading) is a transient error."""
+        garbled reply (a proxy's HTML, JSON nested past reading) is a transient error.
+
+        With the SDK's plain client the body is assembled from the bytes each message keeps
+        and the reply read as plain JSON (``openai_body``: the same bytes and the same data as
+        ``create()``, for a fraction of the CPU); any other client goes through ``create()``.
+        """
         async with reply_guard(f"{self.name} ({self._where})", timeout_s, self._redact):
-            return self._response_dict(await self._create(resource, kwargs, timeout_s))
+            if self.assemble_bodies and openai_body.eligible(resource._client):
+                data = await self._post_assembled(resource, kwargs, timeout_s, conversation)
+            else:
+                data = await self._create(resource, kwargs, timeout_s)
+            return self._response_dict(data)
+
+    async def _post_assembled(
+        self,
+        resource: Any,
+        kwargs: dict[str, Any],
+        timeout_s: float,
+        conversation: openai_body.Conversation | None,
+    ) -> Any:
+        """``_create``'s request, its body assembled as bytes (``openai_body``), and the reply
+        as the data ``to_dict`` would give (``openai_body.reply_data``)."""
+        light = {k: v for k, v in kwargs.items() if k not in _BULKY}
+        if "messages" in kwargs:
+            light["messages"] = []
+        light["timeout"] = timeout_s
+        sdk = await self._sdk_request(resource, light)
+        options = dict(sdk.options)
+        bulky = {k: kwargs[k] for k in _BULKY if k in kwargs}
+        extra = {**bulky, **(options.pop("extra_json", None) or {})}
+        body = openai_body.encoded_body(
+            openai_body.merged(sdk.body, extra), conversation, self._kept_fields
+        )
+        client = resource._client
+        try:
+            response = await client.post(
+                sdk.path, cast_to=httpx2.Response, content=body, options=options
+            )
+        except openai.OpenAIError as exc:
+            raise self.map_error(exc, timeout_s) from None
+        return openai_body.reply_data(client, response, sdk.cast_to)
+
+    async def _sdk_request(self, resource: Any, light: dict[str, Any]) -> openai_body.SdkRequest:
+        """What ``create(**light)`` would post (its typed transform of the few small
+        parameters), kept per setting."""
+        key = openai_body.settings_key(light)
+        if key is None:
+            return await openai_body.sdk_request(resource, light)
+        key = (type(resource), key)
+        known = self._sdk_requests.get(key)
+        if known is None:
+            if len(self._sdk_requests) >= 64:
+                self._sdk_requests.clear()
+            known = self._sdk_requests[key] = await openai_body.sdk_request(resource, light)
+        return known
 
     async def _reference_reply(
         self,
@@ -514,13 +584,17 @@ class OpenAIChatProvider(_OpenAIProvider):
         a key naming the settings it depends on); the rest is cheap or depends on the
         turn's place (leading system messages, ids made up for calls that had none).
         """
-        key = (
-            "openai_chat",
-            self.compatible,
-            self.compat.tool_call_content,
-            self.replay_reasoning,
-        )
-        out: list[dict[str, Any]] = []
+        return [wire for items, _ in self._wire_chunks(messages) for wire in items]
+
+    def _chat_key(self, tag: str) -> tuple[Any, ...]:
+        """A memo key naming the settings a message's Chat Completions wire form depends on."""
+        return (tag, self.compatible, self.compat.tool_call_content, self.replay_reasoning)
+
+    def _wire_chunks(self, messages: list[ChatMessage]) -> list[openai_body.Chunk]:
+        """``build_messages``, each wire message with its message where it does not depend on
+        its place (so its encoding can be kept with the message: ``openai_body``)."""
+        key = self._chat_key("openai_chat")
+        out: list[openai_body.Chunk] = []
         leading_system: list[str] = []
         seen_other = False
         pending_ids: deque[str] = deque()
@@ -529,32 +603,44 @@ class OpenAIChatProvider(_OpenAIProvider):
                 if not seen_other:
                     leading_system.append(msg.content)
                     if not self.compatible:
-                        out.append({"role": "system", "content": msg.content})
+                        out.append(([{"role": "system", "content": msg.content}], msg))
                 elif self.compatible:
-                    out.append({"role": "user", "content": f"[System note]\n{msg.content}"})
+                    note = {"role": "user", "content": f"[System note]\n{msg.content}"}
+                    out.append(([note], None))
                 else:
-                    out.append({"role": "system", "content": msg.content})
+                    out.append(([{"role": "system", "content": msg.content}], msg))
                 continue
             if not seen_other and self.compatible and leading_system:
-                out.insert(0, {"role": "system", "content": "\n\n".join(leading_system)})
+                out.append(([{"role": "system", "content": "\n\n".join(leading_system)}], None))
             seen_other = True
             if msg.role == "user":
-                out.append({"role": "user", "content": msg.content})
+                out.append(([{"role": "user", "content": msg.content}], msg))
             elif msg.role == "assistant":
                 # converted once per message (shared by later requests, never changed)
                 wire = msg.memo(key, self._settled_assistant)
-                out.append(wire or self._assistant_message(msg, index, pending_ids))
+                if wire is not None:
+                    out.append(([wire], msg))
+                else:
+                    out.append(([self._assistant_message(msg, index, pending_ids)], None))
             elif msg.role == "tool":
-                call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
+                if msg.tool_call_id:
+                    wire = {
+                        "role": "tool",
+                        "tool_call_id": msg.tool_call_id,
+                        "content": msg.content,
+                    }
+                    out.append(([wire], msg))
+                    continue
+                call_id = pending_ids.popleft() if pending_ids else None
                 if call_id is None:
                     label = f" {msg.name}" if msg.name else ""
-                    out.append(
-                        {"role": "user", "content": f"[Result of tool{label}]\n{msg.content}"}
-                    )
+                    text = f"[Result of tool{label}]\n{msg.content}"
+                    out.append(([{"role": "user", "content": text}], None))
                 else:
-                    out.append({"role": "tool", "tool_call_id": call_id, "content": msg.content})
+                    wire = {"role": "tool", "tool_call_id": call_id, "content": msg.content}
+                    out.append(([wire], None))
         if not seen_other and self.compatible and leading_system:
-            out.insert(0, {"role": "system", "content": "\n\n".join(leading_system)})
+            out.append(([{"role": "system", "content": "\n\n".join(leading_system)}], None))
         return out
 
     def _settled_assistant(self, msg: ChatMessage) -> dict[str, Any] | None:
@@ -599,11 +685,23 @@ class OpenAIChatProvider(_OpenAIProvider):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` (without the timeout)."""
+        return self._request(messages, tools, config)[0]
+
+    def _request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> tuple[dict[str, Any], openai_body.Conversation | None]:
+        """``build_request``, and its conversation in chunks (``openai_body``; ``None`` for
+        the paper styles, whose messages are encoded whole)."""
         if config.request_style == "paper":
-            return self._paper_request(messages, tools, config)
+            return self._paper_request(messages, tools, config), None
         if config.request_style == "coffee_paper":
-            return coffee_paper_wire.chat_request(self.model, messages, tools, config)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": self.build_messages(messages)}
+            return coffee_paper_wire.chat_request(self.model, messages, tools, config), None
+        chunks = self._wire_chunks(messages)
+        wire = [item for items, _ in chunks for item in items]
+        conversation = openai_body.Conversation(
+            "messages", wire, chunks, self._chat_key("openai_chat_json")
+        )
+        kwargs: dict[str, Any] = {"model": self.model, "messages": wire}
         if tools:
             kwargs["tools"] = [
                 spec.openai_schema(strict=self.compat.strict_tools) for spec in tools
@@ -618,7 +716,7 @@ class OpenAIChatProvider(_OpenAIProvider):
         extra = self._extra_body(config)
         if extra:
             kwargs["extra_body"] = extra
-        return kwargs
+        return kwargs, conversation
 
     def _paper_request(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
@@ -652,7 +750,7 @@ class OpenAIChatProvider(_OpenAIProvider):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> ModelOutput:
         """One Chat Completions call, normalised."""
-        kwargs = self.build_request(messages, tools, config)
+        kwargs, conversation = self._request(messages, tools, config)
         if config.request_style == "coffee_paper":
             data = await self._reference_reply(
                 "/chat/completions",
@@ -668,7 +766,7 @@ class OpenAIChatProvider(_OpenAIProvider):
                 output.text = text
             return output
         client = self._client_for_loop()
-        data = await self._reply(client.chat.completions, kwargs, config.timeout_s)
+        data = await self._reply(client.chat.completions, kwargs, config.timeout_s, conversation)
         if config.request_style == "paper":
             return await self._parsed(self.parse_paper_response, data)
         return await self._parsed(self.parse_response, data)
@@ -815,8 +913,16 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         An assistant turn whose calls all have ids converts the same wherever it stands: its
         items are made once and kept with the message (``ChatMessage.memo``).
         """
+        instructions, chunks = self._input_chunks(messages)
+        return instructions, [item for items, _ in chunks for item in items]
+
+    def _input_chunks(
+        self, messages: list[ChatMessage]
+    ) -> tuple[str | None, list[openai_body.Chunk]]:
+        """``build_input``, each message's items with the message where they do not depend
+        on its place (so their encoding can be kept with the message: ``openai_body``)."""
         instructions: list[str] = []
-        items: list[dict[str, Any]] = []
+        chunks: list[openai_body.Chunk] = []
         seen_other = False
         pending_ids: deque[str] = deque()
         for index, msg in enumerate(messages):
@@ -824,29 +930,32 @@ class OpenAIResponsesProvider(_OpenAIProvider):
                 if not seen_other:
                     instructions.append(msg.content)
                 else:
-                    items.append({"type": "message", "role": "developer", "content": msg.content})
+                    item = {"type": "message", "role": "developer", "content": msg.content}
+                    chunks.append(([item], msg))
                 continue
             seen_other = True
             if msg.role == "user":
-                items.append({"type": "message", "role": "user", "content": msg.content})
+                chunks.append(([{"type": "message", "role": "user", "content": msg.content}], msg))
             elif msg.role == "assistant":
                 settled = msg.memo(_RESPONSES_KEY, self._settled_items)
-                items.extend(
-                    settled
-                    if settled is not None
-                    else self._assistant_items(msg, index, pending_ids)
-                )
+                if settled is not None:
+                    chunks.append((settled, msg))
+                else:
+                    chunks.append((self._assistant_items(msg, index, pending_ids), None))
             elif msg.role == "tool":
                 call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
                 if call_id is None:
                     label = f" {msg.name}" if msg.name else ""
                     text = f"[Result of tool{label}]\n{msg.content}"
-                    items.append({"type": "message", "role": "user", "content": text})
+                    chunks.append(([{"type": "message", "role": "user", "content": text}], None))
                 else:
-                    items.append(
-                        {"type": "function_call_output", "call_id": call_id, "output": msg.content}
-                    )
-        return ("\n\n".join(instructions) if instructions else None), items
+                    item = {
+                        "type": "function_call_output",
+                        "call_id": call_id,
+                        "output": msg.content,
+                    }
+                    chunks.append(([item], msg if msg.tool_call_id else None))
+        return ("\n\n".join(instructions) if instructions else None), chunks
 
     def _settled_items(self, msg: ChatMessage) -> list[dict[str, Any]] | None:
         """The input items of an assistant turn that do not depend on its place (every call
@@ -955,14 +1064,24 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` (without the timeout)."""
+        return self._request(messages, tools, config)[0]
+
+    def _request(
+        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
+    ) -> tuple[dict[str, Any], openai_body.Conversation | None]:
+        """``build_request``, and its input in chunks (``openai_body``; ``None`` for the
+        reference's requests)."""
         if config.request_style == "paper":
             raise FatalModelError(
                 f"{self.name}: request_style 'paper' sends Chat Completions requests, as the "
                 "paper did; configure this model with api = 'chat'"
             )
         if config.request_style == "coffee_paper":
-            return coffee_paper_wire.responses_request(self.model, messages, tools, config)
-        instructions, items = self.build_input(messages)
+            request = coffee_paper_wire.responses_request(self.model, messages, tools, config)
+            return request, None
+        instructions, chunks = self._input_chunks(messages)
+        items = [item for chunk, _ in chunks for item in chunk]
+        conversation = openai_body.Conversation("input", items, chunks, ("openai_responses_json",))
         kwargs: dict[str, Any] = {"model": self.model, "input": items, "store": False}
         if instructions is not None:
             kwargs["instructions"] = instructions
@@ -987,14 +1106,14 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         extra = self._extra_body(config)
         if extra:
             kwargs["extra_body"] = extra
-        return kwargs
+        return kwargs, conversation
 
     # ------------------------------------------------------------------ call
     async def generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> ModelOutput:
         """One Responses call, normalised."""
-        kwargs = self.build_request(messages, tools, config)
+        kwargs, conversation = self._request(messages, tools, config)
         client = self._client_for_loop()
         if config.request_style == "coffee_paper":
             data = await self._reference_reply(
@@ -1005,7 +1124,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             output.provider_data = coffee_paper_wire.with_raw(coffee_paper_wire.responses_raw(data))
             return output
         try:
-            data = await self._reply(client.responses, kwargs, config.timeout_s)
+            data = await self._reply(client.responses, kwargs, config.timeout_s, conversation)
         except FatalModelError as exc:
             summary = _dict(kwargs.get("reasoning")).get("summary")
             if not summary or not _SUMMARY_REFUSED.search(str(exc)) or "HTTP 400" not in str(exc):
@@ -1014,7 +1133,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             kwargs["reasoning"] = {k: v for k, v in kwargs["reasoning"].items() if k != "summary"}
             if not kwargs["reasoning"]:
                 del kwargs["reasoning"]
-            data = await self._reply(client.responses, kwargs, config.timeout_s)
+            data = await self._reply(client.responses, kwargs, config.timeout_s, conversation)
         return await self._parsed(self.parse_response, data)
 
     def parse_response(self, data: dict[str, Any]) -> ModelOutput:
