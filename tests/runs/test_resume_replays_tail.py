@@ -7,7 +7,13 @@ asked from there."""
 from __future__ import annotations
 
 import json
+import os
+import random
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -169,3 +175,49 @@ def test_a_checkpoint_names_the_sent_messages_and_a_lost_one_is_refused(
         resume_to_dir(out)
     assert "\n" not in str(info.value)
     assert (out / "events.jsonl").read_bytes() == before, "a refusal changes nothing"
+
+
+# -- a real process played by a model, killed with SIGKILL at random moments ------------------
+
+KILL_CONFIG = RunConfig(days=25, seed=5, agents={"roaster_A": MODEL, "retailer_B": MODEL})
+KILLS = int(os.environ.get("ECONBENCH_KILLS", "6"))
+"""How many kills the test makes (``ECONBENCH_KILLS=40`` for the issue's check)."""
+PLAY = """
+import sys
+from pathlib import Path
+from econbench.agents.models.registry import register_scripted
+from econbench.runs.coffee.run import run_to_dir
+from tests.runs.test_resume_replays_tail import KILL_CONFIG, MODEL, shopper
+register_scripted(MODEL, shopper)
+run_to_dir(KILL_CONFIG, Path(sys.argv[1]))
+"""
+
+
+def test_kill_9_at_random_moments_of_a_model_run_then_resume(tmp_path) -> None:
+    reference = tmp_path / "ref"
+    run_to_dir(KILL_CONFIG, reference)
+    root = Path(__file__).resolve().parents[2]
+    draw = random.Random(27)
+    resumed = 0
+    for i in range(KILLS):
+        out = tmp_path / f"run{i}"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", PLAY, str(out)],
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while not (out / CHECKPOINT).exists() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(draw.uniform(0.0, 0.25))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if (out / "summary.json").exists():
+            continue  # it finished before the kill
+        resumed += 1
+        resume_to_dir(out)
+        for name in FILES:
+            assert (out / name).read_bytes() == (reference / name).read_bytes(), (i, name)
+        assert calls_of(out / RECORD) == calls_of(reference / RECORD), i
+    assert resumed >= KILLS // 2, "most kills land while the run is in progress"
