@@ -127,3 +127,20 @@ def test_a_change_from_a_missing_call_is_a_record_error(tmp_path: Path) -> None:
         pytest.raises(record_module.RecordError, match="change from call 2, which is missing"),
     ):
         rec.call_at("roaster_A", 3)
+
+
+def test_the_record_computes_each_request_key_as_request_key_does(tmp_path: Path) -> None:
+    """Keys hashed from where the previous request left off equal keys hashed whole, through
+    growth, compaction, another config, another model and non-ASCII."""
+    from econbench.agents.models.record import request_key
+
+    requests = conversations(90)
+    configs = [CONFIG, GenerateConfig(temperature=0.5, max_tokens=10), CONFIG]
+    with CallRecord(tmp_path / "r.sqlite") as rec:
+        for idx, messages in enumerate(requests):
+            config = configs[(idx // 30) % 3]
+            model = "m/x" if idx % 7 else "m/ü"
+            if idx % 11 == 5:
+                messages = [*messages, ChatMessage("user", "naïve ☕")]
+            key = rec.add_call("a", idx, model, messages, [], config, ModelOutput(model=model))
+            assert key == request_key(model, messages, [], config), idx

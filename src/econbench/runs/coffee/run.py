@@ -5,17 +5,17 @@ A run writes ``config.json``, ``meta.json``, the append-only ``events.jsonl`` an
 the end ``summary.json``. While it runs it keeps ``checkpoint.json`` — the whole state at
 the last tick boundary — and ``progress.json``.
 
-A tick is one group's decisions (docs/coffeebench.md §3). A run a model plays is checkpointed
-at every day's end (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model plays
-every 30th day (``SCRIPTED_DAYS_PER_CHECKPOINT``), and every run at its end; ``progress.json``
-is updated after each tick that asked a model. The model calls made since the last
-checkpoint are in ``record.sqlite``, committed one at a time, so a process killed at any
-moment loses at most the call in flight: :func:`resume_to_dir` continues from the checkpoint
-— it cuts the logs back to their length at the checkpoint, restores the world and every
-agent — and plays on, answering each agent's requests from the calls recorded after the
-checkpoint for as long as they are the requests recorded (``econbench.runs.record_tail``),
-then from the model. With the same scripted or recorded replies the resumed run's files
-are byte-identical to an uninterrupted run's, and no call is paid for twice.
+A tick is one group's decisions (docs/coffeebench.md §3). A run a model plays is checkpointed at
+every day's end (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model plays every
+30th day (``SCRIPTED_DAYS_PER_CHECKPOINT``), and every run at its end; ``progress.json`` is updated
+after a tick that asked a model, at most every half second. The model calls made since the last
+checkpoint are in ``record.sqlite``, committed one at a time, so a process killed at any moment
+loses at most the call in flight: :func:`resume_to_dir` continues from the checkpoint — it cuts the
+logs back to their length at the checkpoint, restores the world and every agent — and plays on,
+answering each agent's requests from the calls recorded after the checkpoint for as long as they
+are the requests recorded (``econbench.runs.record_tail``), then from the model. With the same
+scripted or recorded replies the resumed run's files are byte-identical to an uninterrupted run's,
+and no call is paid for twice.
 
 A firm played by a policy object (``policies=``, e.g. from ``econbench.api``) is recorded in
 ``config.json`` as ``custom:<qualified name>`` (``econbench.runs.coffee.agents.recorded_config``),
@@ -44,7 +44,9 @@ saying ``completed`` counts only beside a final checkpoint (``econbench.runs.res
 from __future__ import annotations
 
 import json
+import math
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -600,7 +602,7 @@ def _play_days(
         daily_sink=record,
         policies=firm_policies(config, policies, wrap=_tail_first(wrap, tails)),
         on_checkpoint=save,
-        on_model_tick=lambda run: _progress(out, config, run, "running"),
+        on_model_tick=_every(PROGRESS_EVERY_S, lambda run: _progress(out, config, run, "running")),
     )
     if point is not None:
         _load_state(run, point, out)
@@ -694,6 +696,25 @@ def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:
             f"{out / CHECKPOINT}: its saved state does not fit this run's policies "
             f"({type(exc).__name__}: {detail})"
         ) from None
+
+
+PROGRESS_EVERY_S = 0.5
+"""Between checkpoints, ``progress.json`` (the spend a sweep's cost limit reads) is rewritten
+after a model tick at most every half second: after every tick it cost 0.3 ms of CPU per
+model request (``benchmarks/model_path.py``), for a file read by people and sweeps."""
+
+
+def _every(seconds: float, action: Callable[[CoffeeRun], None]) -> Callable[[CoffeeRun], None]:
+    """``action``, done at most once every ``seconds`` of wall time (the first time at once)."""
+    last = [-math.inf]
+
+    def throttled(run: CoffeeRun) -> None:
+        now = time.monotonic()
+        if now - last[0] >= seconds:
+            last[0] = now
+            action(run)
+
+    return throttled
 
 
 def _progress(out: Path, config: RunConfig, run: CoffeeRun, status: str) -> None:
