@@ -19,7 +19,7 @@ is the reference's ``audit.annual.true_net_income``; ``reference_result`` keeps 
 
 Resuming: the economy is deterministic given the seed and the decisions, and every model
 decision is in ``record.sqlite``; so a resume plays the run again from day 0, each model
-served from its record as long as the requests are the ones recorded (``RecordFirst``), then
+served from its record as long as the requests are the ones recorded (``TailFirst``), then
 asks the model. Nothing is paid twice, and the files come out as an uninterrupted run's.
 """
 
@@ -33,11 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from econbench.agents.models.base import (
-    ChatMessage,
     ContextOverflowError,
-    GenerateConfig,
     ModelError,
-    ModelOutput,
     ModelProvider,
     ProviderWrap,
 )
@@ -69,7 +66,6 @@ from econbench.runs.store import (
 )
 
 if TYPE_CHECKING:
-    from econbench.agents.models.record import CallRecord
     from econbench.agents.models.retry import ConcurrencyLimiter
 
 LOGS = (EVENTS, DAILY)
@@ -349,73 +345,29 @@ class PaperRun:
 # ------------------------------------------------------------------------------ run dirs
 
 
-class RecordFirst(ModelProvider):
-    """Serves a resumed run's model calls from the record while each request is the one the
-    record holds at that index, then asks ``inner`` (the model) from the first that is not."""
-
-    def __init__(self, inner: ModelProvider, record: CallRecord, agent: str) -> None:
-        self.inner = inner
-        self.record = record
-        self.agent = agent
-        self.name = inner.name
-        self.context_window = getattr(inner, "context_window", ModelProvider.context_window)
-        self.index = 0
-        self.live = False
-
-    @property
-    def provider(self) -> str:
-        return getattr(self.inner, "provider", self.name.partition("/")[0])
-
-    @property
-    def settings(self) -> Any:
-        return getattr(self.inner, "settings", None)
-
-    async def generate(
-        self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
-    ) -> ModelOutput:
-        from econbench.agents.models.record import request_key
-
-        if not self.live:
-            call = self.record.call_at(self.agent, self.index)
-            if call is not None and call.request_key == request_key(
-                self.name, messages, tools, config
-            ):
-                self.index += 1
-                return call.model_output()
-            self.live = True
-        return await self.inner.generate(messages, tools, config)
-
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if callable(close):
-            await close()
-
-
 def _wrap(config: RunConfig, out: Path, cache: Path | None, resume: bool) -> ProviderWrap | None:
     """Record every model call (the response cache under it when asked); on a resume, the
-    calls already recorded are served first (``RecordFirst``)."""
+    calls already recorded are served first (``runs/record_tail.py``: the whole record is
+    the tail, as the run replays from day 0)."""
     if not any(is_model(config.policy_for(f)) for f in FIRMS):
         return None
     from econbench.agents.models.wraps import make_provider_wrap
 
     recording = make_provider_wrap(record=out / RECORD, cache=cache)
-    if not resume:
+    if not resume or recording is None:
         return recording
-    from econbench.agents.models.record import CallRecord, RecordingProvider
+    from econbench.agents.models.record import RecordingProvider
+    from econbench.runs.record_tail import TailFirst, read_tail
 
-    earlier = CallRecord(out / RECORD, readonly=True)
+    tails = read_tail(out / RECORD, None)
 
     def wrap(provider: ModelProvider, agent: str) -> ModelProvider:
         recorded = recording(provider, agent)
         assert isinstance(recorded, RecordingProvider)
-        recorded.inner = RecordFirst(recorded.inner, earlier, agent)
+        recorded.inner = TailFirst(recorded.inner, tails.get(agent, []))
         return recorded
 
-    def close() -> None:
-        earlier.close()
-        recording.close()
-
-    wrap.close = close  # type: ignore[attr-defined]
+    wrap.close = recording.close  # type: ignore[attr-defined]
     return wrap
 
 
