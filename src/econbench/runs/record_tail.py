@@ -31,6 +31,7 @@ from econbench.agents.models.base import (
     ModelError,
     ModelOutput,
     ModelProvider,
+    WrappedProvider,
 )
 from econbench.agents.tools import ToolSpec
 
@@ -72,25 +73,15 @@ def read_tail(path: Path, seal: Any) -> dict[str, list[TailStep]]:
     return tails
 
 
-class TailFirst(ModelProvider):
+class TailFirst(WrappedProvider):
     """Answers from a recorded tail while each request is the recorded one, then asks
     ``inner`` (the model) from the first request that is not; the rest of the tail is then
     dropped, since the run has left the recorded path."""
 
     def __init__(self, inner: ModelProvider, steps: list[TailStep]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.steps = deque(steps)
-        self.name = inner.name
-        self.context_window = getattr(inner, "context_window", ModelProvider.context_window)
         self.served = 0
-
-    @property
-    def provider(self) -> str:
-        return getattr(self.inner, "provider", self.name.partition("/")[0])
-
-    @property
-    def settings(self) -> Any:
-        return getattr(self.inner, "settings", None)
 
     async def generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
@@ -108,8 +99,3 @@ class TailFirst(ModelProvider):
                 return output_from_dict(step.output or {})
             self.steps.clear()
         return await self.inner.generate(messages, tools, config)
-
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if callable(close):
-            await close()

@@ -274,6 +274,30 @@ class ModelProvider(ABC):
         """One call: the conversation (system message first) and the tools it may call."""
 
 
+class WrappedProvider(ModelProvider):
+    """A provider that forwards to ``inner`` (recording, a response cache, a replayed tail):
+    it answers for the model's name, window, settings and limiter key, and closes ``inner``."""
+
+    def __init__(self, inner: ModelProvider) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.context_window = getattr(inner, "context_window", ModelProvider.context_window)
+
+    @property
+    def provider(self) -> str:
+        """The concurrency limiter's key (``openai``, ``anthropic``…), as ``inner`` says."""
+        return str(getattr(self.inner, "provider", self.name.partition("/")[0]))
+
+    @property
+    def settings(self) -> Any:
+        return getattr(self.inner, "settings", None)
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if callable(close):
+            await close()
+
+
 ProviderWrap = Callable[[ModelProvider, str], ModelProvider]
 """Wraps an agent's provider (recording, replay, a response cache); the string names the
 agent within its run (a firm id, or an AlloBench episode's ``seed-N``)."""

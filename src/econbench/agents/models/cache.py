@@ -27,9 +27,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from econbench.agents.models.base import ChatMessage, GenerateConfig, ModelOutput, ModelProvider
+from econbench.agents.models.base import (
+    ChatMessage,
+    GenerateConfig,
+    ModelOutput,
+    ModelProvider,
+    WrappedProvider,
+)
 from econbench.agents.models.record import output_from_dict, output_to_dict, request_key
 from econbench.agents.tools import ToolSpec
 
@@ -153,28 +158,17 @@ class CacheStats:
     misses: int = 0
 
 
-class CachedProvider(ModelProvider):
+class CachedProvider(WrappedProvider):
     """Serves identical requests from ``cache``; asks ``inner`` (and stores) otherwise."""
 
     def __init__(self, inner: ModelProvider, cache: ResponseCache) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-        self.name = inner.name
-        self.context_window = getattr(inner, "context_window", ModelProvider.context_window)
         self.stats = CacheStats()
         self._identity = cache_identity(inner)
 
     def __repr__(self) -> str:
         return f"CachedProvider({self.inner!r}, {self.cache!r})"
-
-    @property
-    def provider(self) -> str:
-        """The limiter's key, as the wrapped provider says."""
-        return str(getattr(self.inner, "provider", self.name.partition("/")[0]))
-
-    @property
-    def settings(self) -> Any:
-        return getattr(self.inner, "settings", None)
 
     async def generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
@@ -190,8 +184,3 @@ class CachedProvider(ModelProvider):
         self.stats.misses += 1
         self.cache.put(key, self.name, output)
         return output
-
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if callable(close):
-            await close()

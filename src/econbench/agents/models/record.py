@@ -64,6 +64,7 @@ from econbench.agents.models.base import (
     ModelProvider,
     TransientModelError,
     Usage,
+    WrappedProvider,
 )
 from econbench.agents.models.canonical import canonical_json, sha256_hex
 from econbench.agents.tools import ToolCall, ToolSpec
@@ -279,7 +280,8 @@ def request_key(
     )
 
 
-def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+def common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -619,7 +621,7 @@ class CallRecord:
         previous = self._list_at(self._db, agent, idx - 1)
         if previous is None:
             return json.dumps(hashes)
-        keep = _common_prefix(previous, hashes)
+        keep = common_prefix(previous, hashes)
         return json.dumps({"keep": keep, "add": hashes[keep:]})
 
     def _list_at(self, db: sqlite3.Connection, agent: str, idx: int) -> list[str] | None:
@@ -931,7 +933,7 @@ def _limiter_key(provider: ModelProvider) -> str:
     return str(getattr(provider, "provider", provider.name.partition("/")[0]))
 
 
-class RecordingProvider(ModelProvider):
+class RecordingProvider(WrappedProvider):
     """Forwards to ``inner`` and records each call at ``index`` (then the next index).
 
     Failed attempts are recorded too, against the index of the call they delayed. The
@@ -941,11 +943,9 @@ class RecordingProvider(ModelProvider):
     """
 
     def __init__(self, inner: ModelProvider, record: CallRecord, agent: str) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.record = record
         self.agent = agent
-        self.name = inner.name
-        self.context_window = getattr(inner, "context_window", ModelProvider.context_window)
         self.index = 0
         self._failed = 0
         settings = getattr(inner, "settings", None)
@@ -956,15 +956,6 @@ class RecordingProvider(ModelProvider):
 
     def __repr__(self) -> str:
         return f"RecordingProvider({self.inner!r}, agent={self.agent!r}, index={self.index})"
-
-    @property
-    def provider(self) -> str:
-        """The limiter's key (``openai``, ``anthropic``…), as the wrapped provider says."""
-        return _limiter_key(self.inner)
-
-    @property
-    def settings(self) -> Any:
-        return getattr(self.inner, "settings", None)
 
     async def generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
@@ -995,11 +986,6 @@ class RecordingProvider(ModelProvider):
         load = getattr(self.inner, "load_state", None)
         if state.get("inner") is not None and callable(load):
             load(state["inner"])
-
-    async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if callable(close):
-            await close()
 
 
 def _excerpt(message: ChatMessage | None) -> str:

@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from econbench.agents.models.record import message_hashes_of
+from econbench.agents.models.record import common_prefix, message_hashes_of
 from econbench.runs import layout
 
 MAX_CALL_BYTES = 1 << 20
@@ -76,15 +76,6 @@ def _message(position: int, digest: str, body: str | None) -> dict[str, Any]:
     return out
 
 
-def _common_prefix(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 class RecordData:
     """Read-only access to one run's ``record.sqlite`` (a fresh connection per call)."""
 
@@ -128,7 +119,7 @@ class RecordData:
                 (agent, idx, tools_hash),
             ).fetchone()
             seen = message_hashes_of(db, agent, prev[0], prev[1]) if prev else []
-            new_from = _common_prefix(seen, hashes) if prev else 0
+            new_from = common_prefix(seen, hashes) if prev else 0
             messages, next_at = self._messages(db, hashes, max(start, 0))
             tools = db.execute("SELECT body FROM tools WHERE hash = ?", (tools_hash,)).fetchone()
             failures = db.execute(
