@@ -65,16 +65,13 @@ def isolated() -> Iterator[None]:
     handlers = {s: signal.getsignal(s) for s in _catchable_signals()}
     root = logging.getLogger()
     root_handlers, root_level = list(root.handlers), root.level
-    scripted = dict(registry._SCRIPTED_MODELS)
     streams = (sys.stdout, sys.stderr)
     random.seed()  # as unpredictable as a fresh process's, never the previous run's
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), registry.scripted_models_kept():
             yield
     finally:
         sys.stdout, sys.stderr = streams
-        registry._SCRIPTED_MODELS.clear()
-        registry._SCRIPTED_MODELS.update(scripted)
         for handler in root.handlers:
             if handler not in root_handlers:
                 handler.close()

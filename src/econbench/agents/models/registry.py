@@ -19,9 +19,10 @@ objects; no repr, str, error message or log line of this module ever contains on
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -132,6 +133,18 @@ def register_scripted(name: str, source: ScriptedSource) -> str:
 
 def unregister_scripted(name: str) -> None:
     _SCRIPTED_MODELS.pop(name.removeprefix(f"{SCRIPTED}/").strip(), None)
+
+
+@contextlib.contextmanager
+def scripted_models_kept() -> Iterator[None]:
+    """Put the registered scripted models back as they were when the block ends (a sweep
+    worker plays many runs in one process, and a run may register its own)."""
+    kept = dict(_SCRIPTED_MODELS)
+    try:
+        yield
+    finally:
+        _SCRIPTED_MODELS.clear()
+        _SCRIPTED_MODELS.update(kept)
 
 
 # --------------------------------------------------------------------------- environment
