@@ -221,3 +221,50 @@ def test_kill_9_at_random_moments_of_a_model_run_then_resume(tmp_path) -> None:
             assert (out / name).read_bytes() == (reference / name).read_bytes(), (i, name)
         assert calls_of(out / RECORD) == calls_of(reference / RECORD), i
     assert resumed >= KILLS // 2, "most kills land while the run is in progress"
+
+
+# -- an AlloBench cell: the episode in flight replays its recorded calls ------------------------
+
+CELL_MODEL = "scripted/tail-claimer"
+CALLS = {"n": 0, "crash_at": None}
+
+
+def claimer(messages, tools):
+    """Claims a solver for every task; after the tool's answer, says so. Dies (a ``Crash``)
+    at call ``CALLS["crash_at"]``."""
+    from econbench.agents.models.base import ModelOutput
+
+    CALLS["n"] += 1
+    if CALLS["n"] == CALLS["crash_at"]:
+        raise Crash
+    if messages[-1].role == "tool":
+        return ModelOutput(model=CELL_MODEL, text="Done.", stop_reason="stop")
+    return ModelOutput(model=CELL_MODEL, tool_calls=[ToolCall("claim_solver", {})])
+
+
+def test_a_resumed_cell_replays_the_calls_of_the_episode_in_flight(tmp_path) -> None:
+    from econbench.allo.episodes.runner import CellSpec
+    from econbench.runs.allo.cell import run_cell
+
+    spec = CellSpec(framing="r1", policy=CELL_MODEL, seeds=(2000, 2001, 2002))
+    register_scripted(CELL_MODEL, claimer)
+    try:
+        CALLS.update(n=0, crash_at=None)
+        run_cell(spec, tmp_path / "ref")
+        in_all = CALLS["n"]
+        out = tmp_path / "cell"
+        CALLS.update(n=0, crash_at=in_all // 3 + 3)  # the third call of the second episode
+        with pytest.raises(Crash):
+            run_cell(spec, out)
+        with CallRecord(out / RECORD, readonly=True) as record:
+            held = record.count_calls()
+        sealed = json.loads((out / CHECKPOINT).read_text())["record"]["calls"]
+        assert held > sealed, "the episode in flight had recorded calls"
+        CALLS.update(n=0, crash_at=None)
+        run_cell(spec, out, resume=True)
+    finally:
+        unregister_scripted(CELL_MODEL)
+    assert CALLS["n"] == in_all - held, "the recorded calls of the episode were not asked again"
+    for name in ("episodes.jsonl", "summary.json", "checkpoint.json"):
+        assert (out / name).read_bytes() == (tmp_path / "ref" / name).read_bytes(), name
+    assert calls_of(out / RECORD) == calls_of(tmp_path / "ref" / RECORD)

@@ -14,7 +14,8 @@ same events as the first time, and calls already paid for are not paid again.
 
 The tail is read into memory before the resume cuts the record back to the seal, and the
 recording provider writes each served call again at its index, so the record ends up as
-if the run had never stopped.
+if the run had never stopped. An AlloBench cell does the same for the episode that was in
+flight: it is played again from its start, its recorded calls served first.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from econbench.agents.models.base import (
     ModelError,
     ModelOutput,
     ModelProvider,
+    ProviderWrap,
     WrappedProvider,
 )
 from econbench.agents.tools import ToolSpec
@@ -99,3 +101,26 @@ class TailFirst(WrappedProvider):
                 return output_from_dict(step.output or {})
             self.steps.clear()
         return await self.inner.generate(messages, tools, config)
+
+
+class TailFirstWrap:
+    """A run's recording wrap whose agents first replay their recorded tails: ``tails`` may
+    be filled after the wrap is handed out (an AlloBench cell builds its actor factory before
+    its resume has read the record), and each agent's tail is served once. The wrap's own
+    attributes (its record, its ``close``) are the wrapped one's."""
+
+    def __init__(self, wrap: ProviderWrap, tails: dict[str, list[TailStep]] | None = None):
+        self.wrap = wrap
+        self.tails: dict[str, list[TailStep]] = dict(tails or {})
+
+    def __call__(self, provider: ModelProvider, agent: str) -> ModelProvider:
+        from econbench.agents.models.record import RecordingProvider
+
+        recording = self.wrap(provider, agent)
+        steps = self.tails.pop(agent, None)
+        if steps and isinstance(recording, RecordingProvider):
+            recording.inner = TailFirst(recording.inner, steps)
+        return recording
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrap, name)

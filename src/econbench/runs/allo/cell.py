@@ -18,7 +18,7 @@ import contextlib
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from econbench.runs.checkpoint import (
 from econbench.runs.diff import config_diff
 from econbench.runs.layout import CHECKPOINT, CONFIG, EPISODES, META, RECORD, SUMMARY, read_json
 from econbench.runs.lock import RunLock
+from econbench.runs.record_tail import TailFirstWrap, TailStep, read_tail
 from econbench.runs.resume import custom_name, is_custom
 from econbench.runs.store import (
     RunDirError,
@@ -128,10 +129,14 @@ def run_cell(
             from econbench.agents.models.wraps import make_provider_wrap
 
             wrap = make_provider_wrap(record=out / RECORD, cache=cache)
+        if wrap is not None:  # the episode in flight replays its recorded calls first
+            wrap = TailFirstWrap(wrap)
         try:
             factory = actor_factory or make_factory(spec, models, wrap=wrap)
             config = cell_config(spec, framing, factory)
             opened = _open_cell(spec, out, config, resume=resume, force=force)
+            if isinstance(wrap, TailFirstWrap):
+                wrap.tails.update(opened.tails)
         except BaseException:  # refused before anything was written: leave no trace
             _close_quietly(wrap)
             lock.discard()
@@ -192,6 +197,8 @@ class _Opened:
     digest: LogDigest
     fresh: bool = False
     """Started afresh (the directory was cleared), not continued."""
+    tails: dict[str, list[TailStep]] = field(default_factory=dict)
+    """The model calls recorded after the checkpoint (the episode in flight), per agent."""
 
 
 def _open_cell(
@@ -202,8 +209,8 @@ def _open_cell(
     run's files (one that is not a run is refused: ``check_new_run_dir``). A refusal
     (``CellResumeError``, ``RunDirError``) comes before anything is written."""
     if resume:
-        done, digest = _resume_point(spec, out, config, force)
-        return _Opened(done, digest)
+        done, digest, tails = _resume_point(spec, out, config, force)
+        return _Opened(done, digest, tails=tails)
     prepare_run_dir(out, overwrite=True, logs=(EPISODES,))
     return _Opened([], LogDigest(out / EPISODES), fresh=True)
 
@@ -378,8 +385,9 @@ def check_continuable(
 
 def _resume_point(
     spec: CellSpec, out: Path, config: dict[str, Any], force: bool, *, cut: bool = True
-) -> tuple[list[Episode], LogDigest]:
-    """The finished episodes of the cell in ``out`` and the digest of their lines, after
+) -> tuple[list[Episode], LogDigest, dict[str, list[TailStep]]]:
+    """The finished episodes of the cell in ``out``, the digest of their lines and the model
+    calls recorded after the checkpoint (``runs/record_tail.py``; cut from the record), after
     checking the checkpoint, that ``config.json`` is the one it
     sealed, that the record holds the model calls it sealed, and that the cell is the same
     one (``force``: it may have other settings but must have the same seeds). ``cut`` drops
@@ -452,23 +460,27 @@ def _resume_point(
         check_record(out / RECORD, seal)
     except RunFileError as exc:
         raise CellResumeError(str(exc)) from None
+    tails: dict[str, list[TailStep]] = {}
     if cut and seal is not None and len(records) == sealed:
-        _cut_record(out, seal)
-    return [Episode(result=result, record=r) for result, r in records], digest
+        tails = _cut_record(out, seal)
+    return [Episode(result=result, record=r) for result, r in records], digest, tails
 
 
-def _cut_record(out: Path, seal: dict[str, Any]) -> None:
-    """Drop the model calls recorded after the checkpoint: those of the episode that was
-    in flight, which is played again. (When its line was written but not yet sealed, the
-    episode is kept, and so are its calls: nothing is cut then.)"""
+def _cut_record(out: Path, seal: dict[str, Any]) -> dict[str, list[TailStep]]:
+    """Drop the model calls recorded after the checkpoint — those of the episode that was
+    in flight, which is played again — and return them, to be served again before its model
+    is asked. (When its line was written but not yet sealed, the episode is kept, and so
+    are its calls: nothing is cut then.)"""
     from econbench.agents.models.record import RecordError, restore_to_seal
 
     try:
+        tails = read_tail(out / RECORD, seal)
         restore_to_seal(out / RECORD, seal)
     except RecordError as exc:
         raise CellResumeError(str(exc)) from None
     except OSError as exc:
         raise CellResumeError(os_error_text(exc)) from None
+    return tails
 
 
 def _changes(changes: list[str], limit: int = 8) -> str:

@@ -54,7 +54,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from econbench.agents.models.base import ModelError, ModelProvider, ProviderWrap
+from econbench.agents.models.base import ModelError, ProviderWrap
 from econbench.agents.models.price_version import PRICE_TABLE_VERSION
 from econbench.coffee.config import FIRMS, format_validation, is_model
 from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink, RunHalted
@@ -88,7 +88,7 @@ from econbench.runs.layout import (
     read_jsonl,
 )
 from econbench.runs.lock import RunLock
-from econbench.runs.record_tail import TailFirst, TailStep, read_tail
+from econbench.runs.record_tail import TailFirstWrap, TailStep, read_tail
 from econbench.runs.resume import completed_by, custom_name, custom_players, custom_refusal
 from econbench.runs.store import (
     JsonlWriter,
@@ -600,7 +600,7 @@ def _play_days(
         config,
         sink=sink,
         daily_sink=record,
-        policies=firm_policies(config, policies, wrap=_tail_first(wrap, tails)),
+        policies=firm_policies(config, policies, wrap=_replaying(wrap, tails)),
         on_checkpoint=save,
         on_model_tick=_every(PROGRESS_EVERY_S, lambda run: _progress(out, config, run, "running")),
     )
@@ -667,23 +667,9 @@ def _restore_record(out: Path, seal: Any) -> None:
         raise ResumeError(str(exc)) from None
 
 
-def _tail_first(wrap: ProviderWrap | None, tails: dict[str, list[TailStep]]) -> ProviderWrap | None:
-    """``wrap``, with each agent's recorded tail served before its model is asked
-    (``runs/record_tail.py``): the calls made after the last checkpoint are replayed, not
-    made again. Only a recording wrap can replay its tail (it writes the calls again)."""
-    if wrap is None or not tails:
-        return wrap
-
-    def wrapped(provider: ModelProvider, agent: str) -> ModelProvider:
-        from econbench.agents.models.record import RecordingProvider
-
-        recording = wrap(provider, agent)
-        steps = tails.get(agent)
-        if steps and isinstance(recording, RecordingProvider):
-            recording.inner = TailFirst(recording.inner, steps)
-        return recording
-
-    return wrapped
+def _replaying(wrap: ProviderWrap | None, tails: dict[str, list[TailStep]]) -> ProviderWrap | None:
+    """``wrap``, each agent's recorded tail served before its model is asked."""
+    return TailFirstWrap(wrap, tails) if wrap is not None and tails else wrap
 
 
 def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:
