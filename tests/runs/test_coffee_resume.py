@@ -136,7 +136,7 @@ def test_changed_config_is_refused_with_a_diff_unless_forced(tmp_path, monkeypat
     assert json.loads((out / "config.json").read_text())["days"] == 14
 
 
-# -- scripted models: the LLM path, checkpointed at every model tick ------------------------
+# -- scripted models: the LLM path, checkpointed at day ends, replayed from the record ------
 
 
 def pure_brain(messages, tools):
