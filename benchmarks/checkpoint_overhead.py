@@ -4,8 +4,9 @@
    at every 30th day's end and the last, since no model plays; the summary); the
    checkpoint's size at the end; the mean time to write one checkpoint.
 2. A run whose roaster_A is a model (an in-process scripted model that decides from the
-   last message, so it needs no network): the number of checkpoints (one per model tick
-   and per day) and the time per model tick with and without checkpoints.
+   last message, so it needs no network): the number of checkpoints (one per day: the
+   model calls between them are in record.sqlite, replayed on a resume) and the time per
+   model tick with and without the run directory.
 3. Resume: a run killed in the middle (after half its actions) and resumed; the time to
    load the checkpoint and cut the logs, and whether the result is byte-identical.
 
