@@ -452,7 +452,7 @@ def _allo_actor(
     return ModelFunction(value) if keyword == "model=" else value
 
 
-def _allo_player(actor: AlloActor) -> tuple[str | None, ActorFactory | None]:
+def _name_and_factory(actor: AlloActor) -> tuple[str | None, ActorFactory | None]:
     """The cell's actor name (``None``: the factory names it) and the factory that plays it."""
     if isinstance(actor, str):
         return actor, None
@@ -518,7 +518,7 @@ def run_allo(
     from econbench.runs.allo.cell import run_cell
 
     who = _allo_actor(actor, policy, actor_factory, model)
-    name, factory = _allo_player("eager" if who is None else who)
+    name, factory = _name_and_factory("eager" if who is None else who)
     chosen = EVAL_SEEDS[:seeds] if isinstance(seeds, int) else (seeds or EVAL_SEEDS)
     spec = CellSpec(
         framing,
@@ -567,7 +567,7 @@ def resume_allo(
     if isinstance(who, ModelFunction):
         who.register(spec.policy)
     elif who is not None:
-        factory = _allo_player(who)[1]
+        factory = _name_and_factory(who)[1]
     summary = run_cell(spec, where, actor_factory=factory, resume=True, force=force)
     return AlloResult(summary, where)
 

@@ -130,8 +130,8 @@ def test_a_change_from_a_missing_call_is_a_record_error(tmp_path: Path) -> None:
 
 
 def test_the_record_computes_each_request_key_as_request_key_does(tmp_path: Path) -> None:
-    """Keys hashed from where the previous request left off equal keys hashed whole, through
-    growth, compaction, another config, another model and non-ASCII."""
+    """The key the record returns for each call is ``request_key``'s, through growth,
+    compaction, another config, another model and non-ASCII."""
     from econbench.agents.models.record import request_key
 
     requests = conversations(90)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -385,21 +385,7 @@ class LLMAgent:
             async with self.limiter.slot(self.provider.name):
                 return await self.provider.generate(messages, tools, config)
 
-        def on_retry(event: RetryEvent) -> None:
-            self.stats.retries += 1
-            self.on_event("model_retry", event.payload(self.actor_id, self.name))
-
-        output = await call_with_retries(
-            once,
-            max_attempts=self.max_attempts,
-            rng=self.rng,
-            on_retry=on_retry,
-            **self.retry_options,
-        )
-        # Providers check their replies already (boundary.py); one handed in directly (a
-        # custom provider) is checked here, so nothing unbounded enters the conversation.
-        output = checked_output(output, self.name)
-        self.stats.count(output)
+        output = await counted_call(self, once)
         if messages is self.messages:
             self._last_input_tokens = output.usage.input_tokens
             self._chars_since_call = 0
@@ -518,6 +504,42 @@ class LLMAgent:
             except ContextOverflowError:
                 max_chars //= 2
         return None
+
+
+class CallingAgent(Protocol):
+    """What :func:`counted_call` needs of an agent (``LLMAgent``, ``ReferenceAgent``)."""
+
+    name: str
+    actor_id: str
+    stats: AgentStats
+    on_event: EventFn
+    max_attempts: int
+    rng: random.Random
+    retry_options: dict[str, Any]
+
+
+async def counted_call(
+    agent: CallingAgent, send: Callable[[], Awaitable[ModelOutput]]
+) -> ModelOutput:
+    """One model call of ``agent``, retried on transient errors (each retry counted and
+    logged as ``model_retry``), its reply checked and counted. Providers check their replies
+    already (boundary.py); one handed in directly (a custom provider) is checked here, so
+    nothing unbounded enters the conversation."""
+
+    def on_retry(event: RetryEvent) -> None:
+        agent.stats.retries += 1
+        agent.on_event("model_retry", event.payload(agent.actor_id, agent.name))
+
+    output = await call_with_retries(
+        send,
+        max_attempts=agent.max_attempts,
+        rng=agent.rng,
+        on_retry=on_retry,
+        **agent.retry_options,
+    )
+    output = checked_output(output, agent.name)
+    agent.stats.count(output)
+    return output
 
 
 def _take(answers: dict[str | None, list[ToolResult]], call_id: str | None) -> ToolResult | None:

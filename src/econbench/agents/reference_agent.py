@@ -39,10 +39,10 @@ from econbench.agents.models.base import (
     ModelOutput,
     ModelProvider,
 )
-from econbench.agents.models.boundary import checked_output
-from econbench.agents.models.retry import ConcurrencyLimiter, RetryEvent, call_with_retries
+from econbench.agents.models.retry import ConcurrencyLimiter
 from econbench.agents.models.settings import COFFEE_PAPER_STYLE_PROVIDERS
 from econbench.agents.policy import Input, Observation, Reply, ToolResult, UserText
+from econbench.agents.react import counted_call
 from econbench.agents.stats import AgentStats, reply_usage
 from econbench.agents.tools import ToolCall, ToolSpec
 
@@ -388,20 +388,7 @@ class ReferenceAgent:
             self.options = wire.CallOptions(**persisted)
             return await self._generate(messages, tools, changed.to_config(self.timeout_s))
 
-        def on_retry(event: RetryEvent) -> None:
-            self.stats.retries += 1
-            self.on_event("model_retry", event.payload(self.actor_id, self.name))
-
-        output = await call_with_retries(
-            send,
-            max_attempts=self.max_attempts,
-            rng=self.rng,
-            on_retry=on_retry,
-            **self.retry_options,
-        )
-        output = checked_output(output, self.name)
-        self.stats.count(output)
-        return output
+        return await counted_call(self, send)
 
     async def _generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: Any

@@ -98,22 +98,12 @@ class ChatMessage:
         """The message's canonical JSON as valid UTF-8, as the call record stores it (a lone
         surrogate that reached a message some other way than a model's reply, which is
         cleaned on arrival, becomes U+FFFD); computed once."""
-        memo = self.__dict__.get(_MEMO)
-        if memo is not None:
-            body = memo.get(_CANONICAL)
-            if body is not None:
-                return body  # type: ignore[no-any-return]
         return self.memo(_CANONICAL, _canonical_body)
 
     @property
     def digest(self) -> str:
         """SHA-256 (hex) of ``canonical``: the message's address in the record and its part
         of a request key; computed once."""
-        memo = self.__dict__.get(_MEMO)
-        if memo is not None:
-            digest = memo.get(_DIGEST)
-            if digest is not None:
-                return digest  # type: ignore[no-any-return]
         return self.memo(_DIGEST, _digest_of)
 
     @classmethod

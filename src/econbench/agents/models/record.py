@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import sqlite3
@@ -222,44 +221,6 @@ def _key(model: str, message_hashes: Sequence[str], tools_hash: str, config: dic
             }
         )
     )
-
-
-class _KeyPrefix:
-    """One agent's request keys, hashed from where its previous request left off.
-
-    A request key is the SHA-256 of ``{"config":…,"messages":["h1",…],"model":…,"tools":…}``
-    (``_key``; canonical JSON sorts the keys, so the message hashes come second). A
-    conversation grows at its end, so the hash state after the config and the previous
-    request's messages is kept and only the new messages are hashed: at the default window
-    (~700 messages a request) hashing the whole list was 0.2–0.45 ms of every call
-    (``benchmarks/model_path.py``). The key is the same either way (``tests/agents``)."""
-
-    def __init__(self) -> None:
-        self.config = ""
-        self.hashes: list[str] = []
-        self.state: Any = None
-
-    def key(self, model: str, hashes: list[str], tools_hash: str, config: dict) -> str:
-        config_text = canonical_json(config)
-        n = len(self.hashes)
-        grows = (
-            self.state is not None
-            and config_text == self.config
-            and len(hashes) >= n
-            and hashes[:n] == self.hashes
-        )
-        if not grows:
-            self.config, self.hashes = config_text, []
-            self.state = hashlib.sha256(f'{{"config":{config_text},"messages":['.encode())
-            n = 0
-        if len(hashes) > n:
-            head = "," if n else ""
-            self.state.update((head + ",".join(f'"{h}"' for h in hashes[n:])).encode())
-            self.hashes = list(hashes)
-        tail = f'],"model":{canonical_json(model)},"tools":{canonical_json(tools_hash)}}}'
-        final = self.state.copy()
-        final.update(tail.encode("utf-8"))
-        return final.hexdigest()
 
 
 def request_key(
@@ -457,7 +418,6 @@ class CallRecord:
         self._lock = threading.Lock()
         self._known: set[str] = set()
         self._lists: dict[str, tuple[int, list[str]]] = {}  # per agent: its last list read
-        self._keys: dict[str, _KeyPrefix] = {}  # per agent: where its last key's hash stands
         self._deltas = False  # set once the file is known to be schema 2
         self._identity: tuple[int, int] | None = None
         if readonly:
@@ -566,7 +526,7 @@ class CallRecord:
         tool_text = tools_body(tools)
         tools_hash = _sha256(tool_text)
         settings = config_dict(config)
-        key = self._keys.setdefault(agent, _KeyPrefix()).key(model, hashes, tools_hash, settings)
+        key = _key(model, hashes, tools_hash, settings)
         known = self._known
         fresh = {h: m.canonical for h, m in zip(hashes, messages, strict=True) if h not in known}
         output_text = json.dumps(output_to_dict(output), ensure_ascii=False)

@@ -686,8 +686,9 @@ def _load_state(run: CoffeeRun, point: _ResumePoint, out: Path) -> None:
 
 PROGRESS_EVERY_S = 0.5
 """Between checkpoints, ``progress.json`` (the spend a sweep's cost limit reads) is rewritten
-after a model tick at most every half second: after every tick it cost 0.3 ms of CPU per
-model request (``benchmarks/model_path.py``), for a file read by people and sweeps."""
+after a model tick at most every half second: rewriting it after every tick cost about
+0.3 ms of CPU per model request (timed around ``write_progress`` in a run of
+``benchmarks/model_path.py``), for a file read by people and sweeps."""
 
 
 def _every(seconds: float, action: Callable[[CoffeeRun], None]) -> Callable[[CoffeeRun], None]:
