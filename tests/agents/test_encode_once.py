@@ -352,3 +352,20 @@ def test_the_anthropic_breakpoint_is_not_kept_with_the_message() -> None:
         ]
         assert len(marked) == 1
         assert marked[0][0] == len(request["messages"]) - 1
+
+
+@pytest.mark.parametrize(
+    "hashes",
+    [
+        [],
+        ["ab" * 32, "0f" * 32],
+        ['a"b', "c,d"],  # characters JSON escapes or that could pass for separators
+        ["é", "\\", "\n"],
+        ["ZZ", "", "09"],
+    ],
+)
+def test_the_key_spells_its_message_list_as_canonical_json(hashes: list[str]) -> None:
+    config = record.config_dict(GenerateConfig(temperature=0.5))
+    data = {"model": "m/é", "messages": hashes, "tools": "t" * 64, "config": config}
+    want = hashlib.sha256(record.canonical_json(data).encode("utf-8")).hexdigest()
+    assert record._key("m/é", hashes, "t" * 64, config) == want

@@ -190,6 +190,7 @@ def test_model_run_killed_mid_tick_resumes_identically(tmp_path, monkeypatch, pu
 
 def test_agent_conversation_is_checkpointed(tmp_path, monkeypatch, pure_model):
     out = tmp_path / "run"
+    monkeypatch.setattr("econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT", 1)  # one past, then
     with monkeypatch.context() as m:
         crash_after_actions(m, 60)
         with pytest.raises(Crash):

@@ -1,4 +1,4 @@
-"""A run a model plays is checkpointed at day ends, and a resume replays the model calls
+"""A run a model plays is checkpointed every few days, and a resume replays the model calls
 recorded after the checkpoint instead of asking the model again (issue 27, item 2): the
 resumed run's files and record are byte-identical to an uninterrupted run's, and a call
 already made is never made twice; where the record stops holding the request, the model is
@@ -21,6 +21,7 @@ import pytest
 from econbench.agents.models.record import CallRecord
 from econbench.agents.models.registry import register_scripted, unregister_scripted
 from econbench.agents.tools import ToolCall
+from econbench.coffee import sim as sim_module
 from econbench.coffee import world as world_module
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.run import resume_to_dir, run_to_dir
@@ -60,6 +61,13 @@ def model():
     register_scripted(MODEL, shopper)
     yield
     unregister_scripted(MODEL)
+
+
+@pytest.fixture(autouse=True)
+def daily_checkpoints(monkeypatch):
+    """Checkpoints at every day's end, so that a 4-day run is killed past several of them
+    (the schedule itself is checked below with the real period)."""
+    monkeypatch.setattr(sim_module, "MODEL_DAYS_PER_CHECKPOINT", 1)
 
 
 @pytest.fixture(scope="module")
@@ -142,19 +150,35 @@ def test_where_the_record_no_longer_holds_the_request_the_model_is_asked(
     assert calls_of(out / RECORD) == calls_of(ref / RECORD), "the record is written again"
 
 
-def test_a_model_run_checkpoints_at_day_ends_only(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("period", "days", "written"),
+    [
+        (None, 12, [0, 5, 10, 12]),  # the real period: every 5th day's end, and the last
+        (1, 4, [0, 1, 2, 3, 4]),
+        (3, 4, [0, 3, 4]),
+    ],
+)
+def test_a_model_run_checkpoints_at_the_ends_of_every_periodth_day_and_the_last(
+    tmp_path, monkeypatch, period, days, written
+) -> None:
     from econbench.runs import checkpoint as checkpoint_module
 
-    days: list[int] = []
+    if period is None:
+        monkeypatch.undo()  # the module's own period
+        register_scripted(MODEL, shopper)
+        assert sim_module.MODEL_DAYS_PER_CHECKPOINT == 5
+    else:
+        monkeypatch.setattr(sim_module, "MODEL_DAYS_PER_CHECKPOINT", period)
+    seen: list[int] = []
     original = checkpoint_module.write_checkpoint
 
     def write_checkpoint(run_dir, data, state_json=None, **kw):
-        days.append(data["day"])
+        seen.append(data["day"])
         original(run_dir, data, state_json, **kw)
 
     monkeypatch.setattr("econbench.runs.coffee.run.write_checkpoint", write_checkpoint)
-    run_to_dir(CONFIG, tmp_path / "run")
-    assert days == [0, 1, 2, 3, 4], "the start, then each day's end"
+    run_to_dir(CONFIG.model_copy(update={"days": days}), tmp_path / "run")
+    assert seen == written, "the start, then the period's day ends and the last"
 
 
 def test_a_checkpoint_names_the_sent_messages_and_a_lost_one_is_refused(

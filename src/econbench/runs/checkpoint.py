@@ -50,7 +50,7 @@ def write_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     """Replace ``path`` with ``text`` in one step; ``durable`` also survives a power cut.
 
     Written through a plain file descriptor, encoded piece by piece (``_utf8_pieces``): a
-    run replaces its checkpoint, over half a megabyte, at every day's end."""
+    run replaces its checkpoint, over half a megabyte, every few days."""
     tmp = path.with_name(path.name + ".tmp")
     # A fresh file, never through a link planted at the temporary name: a stale one (a
     # crash's, or a link) is unlinked, which removes the name and not what it points to.

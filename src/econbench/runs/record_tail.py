@@ -1,6 +1,7 @@
 """Resume by replay: the model calls a run recorded after its last checkpoint, served again.
 
-A run a model plays is checkpointed at day ends, not after every model call: the calls in
+A run a model plays is checkpointed every few days (``MODEL_DAYS_PER_CHECKPOINT``), not
+after every model call: the calls in
 between are already in ``record.sqlite`` (committed one at a time), so writing the whole
 world and conversation after each of them would repeat what the record holds — a 90-day run
 wrote hundreds of megabytes of checkpoints for a record of tens.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from econbench.agents.models.canonical import canonical_json, sha256_hex
 from econbench.agents.models.stop import StopReason, normalised_stop
@@ -71,7 +71,16 @@ class ChatMessage:
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
-        self.__dict__.pop(_MEMO, None)  # derived from the old value: recomputed on next use
+        if self.__dict__.pop(_MEMO, None) is not None:  # derived from the old value
+            ChatMessage._edits += 1
+
+    _edits: ClassVar[int] = 0
+
+    @staticmethod
+    def settled_edits() -> int:
+        """How many times a field was assigned on a message something had been derived from
+        (``memo``): work kept across messages (``prefix_fold``) is stale once this changes."""
+        return ChatMessage._edits
 
     def __getstate__(self) -> dict[str, Any]:
         """Fields only: copies and pickles derive their own forms again when used."""

@@ -37,6 +37,7 @@ import binascii
 import json
 import logging
 import re
+import sys
 from typing import Any
 
 import httpx2
@@ -105,6 +106,13 @@ _FORMATS = {
     "NUMBER": {"float", "double"},
     "INTEGER": {"int32", "int64"},
 }
+
+
+def _aiohttp_errors(*names: str) -> tuple[type[BaseException], ...]:
+    """aiohttp's exception classes of these names, when google-genai sends with aiohttp (it
+    does whenever aiohttp is installed, e.g. beside Inspect AI); none otherwise."""
+    aiohttp = sys.modules.get("aiohttp")
+    return tuple(getattr(aiohttp, name) for name in names) if aiohttp is not None else ()
 
 
 class GeminiProvider(ModelProvider):
@@ -236,12 +244,17 @@ class GeminiProvider(ModelProvider):
                 raise TransientModelError(
                     self._clean(f"{self.name}: unreadable reply: {exc}")
                 ) from None
-            except httpx2.TimeoutException:
+            except (httpx2.TimeoutException, *_aiohttp_errors("ServerTimeoutError")):
                 raise TransientModelError(f"{self.name}: request timed out") from None
-            except (httpx2.NetworkError, httpx2.RemoteProtocolError, httpx2.ProxyError) as exc:
+            except (
+                httpx2.NetworkError,
+                httpx2.RemoteProtocolError,
+                httpx2.ProxyError,
+                *_aiohttp_errors("ClientConnectionError", "ClientPayloadError"),
+            ) as exc:
                 message = self._clean(f"{self.name}: connection error: {type(exc).__name__}: {exc}")
                 raise TransientModelError(message) from None
-            except httpx2.HTTPError as exc:
+            except (httpx2.HTTPError, *_aiohttp_errors("ClientError")) as exc:
                 raise FatalModelError(self._clean(f"{self.name}: HTTP error: {exc}")) from None
             except pydantic.ValidationError as exc:  # the request, never the (raw) reply
                 problem = str(exc).splitlines()[0]

@@ -34,38 +34,71 @@ from openai._utils._json import openapi_dumps
 
 from econbench.agents.models.base import ChatMessage
 
-Chunk = tuple[Sequence[dict[str, Any]], ChatMessage | None]
-"""One message's wire items (Chat Completions: one message; Responses: its input items),
-and the message when those items do not depend on its place (their bytes are then kept)."""
-
 _PLAIN_DEPTH = 64
 """Replies nested deeper than this are read by the SDK's models (which refuse to serialise
 nesting past about 250 levels); real replies nest about six deep."""
 
 
+class WireItems:
+    """The wire items of the messages folded so far (Chat Completions: one per message;
+    Responses: a message's input items), flat, and their JSON joined by ``,``.
+
+    A message whose items do not depend on its place is passed with them, and the bytes of
+    those items are kept with the message (``ChatMessage.memo`` under ``key``, which must name
+    every setting besides the message that they depend on). Bytes are made when first asked
+    for, so a request that goes through ``create()`` encodes nothing here.
+    """
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self.items: list[dict[str, Any]] = []
+        self._joined = b""
+        self._unjoined: list[tuple[Sequence[dict[str, Any]], ChatMessage | None]] = []
+
+    def extend(self, items: Sequence[dict[str, Any]], message: ChatMessage | None) -> None:
+        """Append ``items``; ``message`` when they do not depend on its place, else None."""
+        if items:
+            self.items.extend(items)
+            self._unjoined.append((items, message))
+
+    def copy(self) -> WireItems:
+        twin = WireItems(self.key)
+        twin.items = list(self.items)
+        twin._joined = self._joined
+        twin._unjoined = list(self._unjoined)
+        return twin
+
+    def joined(self) -> bytes:
+        """``openapi_dumps(self.items)`` without its brackets."""
+        if self._unjoined:
+            parts = [self._joined] if self._joined else []
+            for items, message in self._unjoined:
+                if message is None:
+                    parts.append(_joined(items))
+                else:
+                    parts.append(message.memo(self.key, lambda _m, items=items: _joined(items)))
+            self._joined = b",".join(parts)  # the same value, only made: kept states stay valid
+            self._unjoined = []
+        return self._joined
+
+
 @dataclass(frozen=True)
 class Conversation:
     """The conversation of a request: the body field it travels in, the very list the
-    request's keyword arguments hold there, and its chunks (in order, the list's items)."""
+    request's keyword arguments hold there, and its items as folded (``wire``)."""
 
     field: str
     value: list[dict[str, Any]]
-    chunks: Sequence[Chunk]
-    key: Hashable
-    """The memo key the chunks' bytes are kept under: it must name every setting besides the
-    message that the chunks' wire forms depend on."""
+    wire: WireItems
+    """The fold's items: they only ever grow, so while they are as many as ``value``'s,
+    they are ``value``'s."""
 
     def encoded(self) -> bytes:
-        """``openapi_dumps(self.value)``, from each settled message's kept bytes."""
-        parts: list[bytes] = []
-        for items, msg in self.chunks:
-            if not items:
-                continue
-            if msg is None:
-                parts.append(_joined(items))
-            else:
-                parts.append(msg.memo(self.key, lambda _m, items=items: _joined(items)))
-        return b"[" + b",".join(parts) + b"]"
+        """``openapi_dumps(self.value)``, from each settled message's kept bytes (encoded
+        whole should the fold have gone on meanwhile)."""
+        if len(self.wire.items) != len(self.value):
+            return openapi_dumps(self.value)
+        return b"[" + self.wire.joined() + b"]"
 
 
 def _joined(items: Sequence[dict[str, Any]]) -> bytes:
@@ -75,13 +108,14 @@ def _joined(items: Sequence[dict[str, Any]]) -> bytes:
 def encoded_body(
     body: Mapping[Any, Any],
     conversation: Conversation | None,
-    kept: dict[str, tuple[str, bytes]] | None = None,
+    kept: dict[str, tuple[Any, bytes]] | None = None,
 ) -> bytes:
     """``openapi_dumps(body)`` (what the SDK sends), the conversation spliced in from its
     messages' kept bytes when ``body`` holds it unchanged (``extra_body`` did not replace it).
 
     ``kept`` keeps the last encoding of each text field (the instructions: ~20 kB sent again
-    with each call), reused while the text is the same.
+    with each call), reused while the text is the same, and of the tools, reused while they
+    are the very same list (the providers keep it while the same tools are offered).
     Whatever does not encode (a lone surrogate, NaN) is encoded again as the SDK does, so it
     fails with the SDK's very error."""
     try:
@@ -94,13 +128,15 @@ def encoded_body(
             ):
                 parts.append(openapi_dumps(key) + b":" + conversation.encoded())
                 continue
-            text = kept is not None and type(key) is str and type(value) is str
-            last = kept.get(key) if text else None  # type: ignore[union-attr]
-            if last is not None and last[0] == value:
+            keeps = kept is not None and (
+                type(value) is str or (type(value) is list and key == "tools")
+            )
+            last = kept.get(key) if keeps else None  # type: ignore[union-attr]
+            if last is not None and (last[0] is value if type(value) is list else last[0] == value):
                 parts.append(last[1])
                 continue
             pair = openapi_dumps({key: value})[1:-1]
-            if text:
+            if keeps:
                 kept[key] = (value, pair)  # type: ignore[index]
             parts.append(pair)
         return b"{" + b",".join(parts) + b"}"
@@ -198,16 +234,18 @@ def _shallow(content: bytes, data: dict[str, Any]) -> bool:
     fewer brackets than that, else counted."""
     if content.count(b"[") + content.count(b"{") <= _PLAIN_DEPTH:
         return True
-    level: list[Any] = [data]
-    for _ in range(_PLAIN_DEPTH):
-        below: list[Any] = []
-        for value in level:
-            items = value.values() if isinstance(value, dict) else value
-            below.extend(v for v in items if isinstance(v, dict | list))
-        if not below:
-            return True
-        level = below
-    return False
+    return _nests_within(data, _PLAIN_DEPTH)
+
+
+def _nests_within(value: dict[str, Any] | list[Any], levels: int) -> bool:
+    """Whether no container lies ``levels`` or more below ``value`` (depth-first, so an
+    ordinary reply, a few levels deep, is checked in one short walk)."""
+    if levels == 0:
+        return False
+    for item in value.values() if type(value) is dict else value:
+        if type(item) in (dict, list) and not _nests_within(item, levels - 1):
+            return False
+    return True
 
 
 def eligible(client: Any) -> bool:

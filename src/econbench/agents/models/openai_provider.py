@@ -84,7 +84,8 @@ import os
 import re
 import ssl
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from operator import is_
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -118,6 +119,7 @@ from econbench.agents.models.boundary import (
     unreadable,
 )
 from econbench.agents.models.compat import Compat, resolve
+from econbench.agents.models.prefix_fold import PrefixFolds
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import bounded_arguments, dump_text, is_sendable_json
 
@@ -282,10 +284,29 @@ class _OpenAIProvider(ModelProvider):
         self._client: Any = client if client is not None else self._build_client()
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._sdk_requests: dict[Hashable, openai_body.SdkRequest] = {}
-        self._kept_fields: dict[str, tuple[str, bytes]] = {}
+        self._kept_fields: dict[str, tuple[Any, bytes]] = {}
+        self._last_tools: tuple[list[ToolSpec], bool, list[dict[str, Any]]] | None = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r})"
+
+    def _tools_param(
+        self, tools: list[ToolSpec], strict: bool, convert: Callable[[ToolSpec], dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The tools' wire forms, the very same list while the same tools are offered in the
+        same mode, so that its encoding is kept too (``openai_body.encoded_body``); a tool's
+        schema is settled once offered, as a message is once sent."""
+        last = self._last_tools
+        if (
+            last is not None
+            and last[1] == strict
+            and len(last[0]) == len(tools)
+            and all(map(is_, last[0], tools))
+        ):
+            return last[2]
+        wire = [convert(spec) for spec in tools]
+        self._last_tools = (list(tools), strict, wire)
+        return wire
 
     def _build_client(self) -> openai.AsyncOpenAI:
         """A client that never retries; a missing key is a clear error here, before any call."""
@@ -543,6 +564,66 @@ class _OpenAIProvider(ModelProvider):
 
 
 # --------------------------------------------------------------------------- chat completions
+class _ChatWire:
+    """``build_messages`` as a fold over the messages (``prefix_fold``): the wire messages
+    of the messages added so far."""
+
+    def __init__(self, provider: OpenAIChatProvider) -> None:
+        self.provider = provider
+        self.wire = openai_body.WireItems(provider._chat_key("openai_chat_json"))
+        self.leading_system: list[str] = []
+        self.seen_other = False
+        self.pending_ids: deque[str] = deque()
+
+    def closing(self) -> dict[str, Any] | None:
+        """The system message a compatible server gets at the end of a conversation of
+        system messages only (they are otherwise sent before the first other message)."""
+        if self.seen_other or not self.provider.compatible or not self.leading_system:
+            return None
+        return {"role": "system", "content": "\n\n".join(self.leading_system)}
+
+    def add(self, index: int, msg: ChatMessage) -> None:
+        """Convert the next message."""
+        provider, wire = self.provider, self.wire
+        if msg.role == "system":
+            if not self.seen_other:
+                self.leading_system.append(msg.content)
+                if not provider.compatible:
+                    wire.extend([{"role": "system", "content": msg.content}], msg)
+            elif provider.compatible:
+                note = {"role": "user", "content": f"[System note]\n{msg.content}"}
+                wire.extend([note], None)
+            else:
+                wire.extend([{"role": "system", "content": msg.content}], msg)
+            return
+        closing = self.closing()
+        if closing is not None:
+            wire.extend([closing], None)
+        self.seen_other = True
+        if msg.role == "user":
+            wire.extend([{"role": "user", "content": msg.content}], msg)
+        elif msg.role == "assistant":
+            # converted once per message (shared by later requests, never changed)
+            settled = msg.memo(provider._chat_key("openai_chat"), provider._settled_assistant)
+            if settled is not None:
+                wire.extend([settled], msg)
+            else:
+                wire.extend([provider._assistant_message(msg, index, self.pending_ids)], None)
+        elif msg.role == "tool":
+            if msg.tool_call_id:
+                item = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": msg.content}
+                wire.extend([item], msg)
+                return
+            call_id = self.pending_ids.popleft() if self.pending_ids else None
+            if call_id is None:
+                label = f" {msg.name}" if msg.name else ""
+                text = f"[Result of tool{label}]\n{msg.content}"
+                wire.extend([{"role": "user", "content": text}], None)
+            else:
+                item = {"role": "tool", "tool_call_id": call_id, "content": msg.content}
+                wire.extend([item], None)
+
+
 class OpenAIChatProvider(_OpenAIProvider):
     """Chat Completions: ``openai/...`` configured for chat and every ``openai-compatible/``."""
 
@@ -574,6 +655,7 @@ class OpenAIChatProvider(_OpenAIProvider):
         )
         self.replay_reasoning = replay_reasoning
         self._warned_effort = False
+        self._wire_folds: PrefixFolds[_ChatWire] = PrefixFolds(self._new_wire)
 
     # ------------------------------------------------------------------ request
     def build_messages(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -584,64 +666,27 @@ class OpenAIChatProvider(_OpenAIProvider):
         a key naming the settings it depends on); the rest is cheap or depends on the
         turn's place (leading system messages, ids made up for calls that had none).
         """
-        return [wire for items, _ in self._wire_chunks(messages) for wire in items]
+        return list(self._wire(messages).items)
 
     def _chat_key(self, tag: str) -> tuple[Any, ...]:
         """A memo key naming the settings a message's Chat Completions wire form depends on."""
         return (tag, self.compatible, self.compat.tool_call_content, self.replay_reasoning)
 
-    def _wire_chunks(self, messages: list[ChatMessage]) -> list[openai_body.Chunk]:
-        """``build_messages``, each wire message with its message where it does not depend on
-        its place (so its encoding can be kept with the message: ``openai_body``)."""
-        key = self._chat_key("openai_chat")
-        out: list[openai_body.Chunk] = []
-        leading_system: list[str] = []
-        seen_other = False
-        pending_ids: deque[str] = deque()
-        for index, msg in enumerate(messages):
-            if msg.role == "system":
-                if not seen_other:
-                    leading_system.append(msg.content)
-                    if not self.compatible:
-                        out.append(([{"role": "system", "content": msg.content}], msg))
-                elif self.compatible:
-                    note = {"role": "user", "content": f"[System note]\n{msg.content}"}
-                    out.append(([note], None))
-                else:
-                    out.append(([{"role": "system", "content": msg.content}], msg))
-                continue
-            if not seen_other and self.compatible and leading_system:
-                out.append(([{"role": "system", "content": "\n\n".join(leading_system)}], None))
-            seen_other = True
-            if msg.role == "user":
-                out.append(([{"role": "user", "content": msg.content}], msg))
-            elif msg.role == "assistant":
-                # converted once per message (shared by later requests, never changed)
-                wire = msg.memo(key, self._settled_assistant)
-                if wire is not None:
-                    out.append(([wire], msg))
-                else:
-                    out.append(([self._assistant_message(msg, index, pending_ids)], None))
-            elif msg.role == "tool":
-                if msg.tool_call_id:
-                    wire = {
-                        "role": "tool",
-                        "tool_call_id": msg.tool_call_id,
-                        "content": msg.content,
-                    }
-                    out.append(([wire], msg))
-                    continue
-                call_id = pending_ids.popleft() if pending_ids else None
-                if call_id is None:
-                    label = f" {msg.name}" if msg.name else ""
-                    text = f"[Result of tool{label}]\n{msg.content}"
-                    out.append(([{"role": "user", "content": text}], None))
-                else:
-                    wire = {"role": "tool", "tool_call_id": call_id, "content": msg.content}
-                    out.append(([wire], None))
-        if not seen_other and self.compatible and leading_system:
-            out.append(([{"role": "system", "content": "\n\n".join(leading_system)}], None))
-        return out
+    def _wire(self, messages: list[ChatMessage]) -> openai_body.WireItems:
+        """``build_messages``'s wire messages, each with its message where it does not depend
+        on its place (so its encoding can be kept with the message: ``openai_body``); the
+        messages a request repeats from an earlier one are not converted again
+        (``prefix_fold``)."""
+        state = self._wire_folds.fold(messages, self._chat_key("openai_chat"))
+        closing = state.closing()
+        if closing is None:
+            return state.wire
+        wire = state.wire.copy()
+        wire.extend([closing], None)
+        return wire
+
+    def _new_wire(self) -> _ChatWire:
+        return _ChatWire(self)
 
     def _settled_assistant(self, msg: ChatMessage) -> dict[str, Any] | None:
         """The wire form of an assistant turn that does not depend on its place (every call
@@ -696,16 +741,15 @@ class OpenAIChatProvider(_OpenAIProvider):
             return self._paper_request(messages, tools, config), None
         if config.request_style == "coffee_paper":
             return coffee_paper_wire.chat_request(self.model, messages, tools, config), None
-        chunks = self._wire_chunks(messages)
-        wire = [item for items, _ in chunks for item in items]
-        conversation = openai_body.Conversation(
-            "messages", wire, chunks, self._chat_key("openai_chat_json")
-        )
+        folded = self._wire(messages)
+        wire = list(folded.items)
+        conversation = openai_body.Conversation("messages", wire, folded)
         kwargs: dict[str, Any] = {"model": self.model, "messages": wire}
         if tools:
-            kwargs["tools"] = [
-                spec.openai_schema(strict=self.compat.strict_tools) for spec in tools
-            ]
+            strict = self.compat.strict_tools
+            kwargs["tools"] = self._tools_param(
+                tools, strict, lambda spec: spec.openai_schema(strict=strict)
+            )
             kwargs.update(self._tool_options(config))
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
@@ -871,6 +915,50 @@ def chat_usage(raw: Any) -> Usage:
 
 
 # --------------------------------------------------------------------------- responses
+class _ResponsesInput:
+    """``build_input`` as a fold over the messages (``prefix_fold``): the instructions and
+    input items of the messages added so far."""
+
+    def __init__(self, provider: OpenAIResponsesProvider) -> None:
+        self.provider = provider
+        self.instructions: list[str] = []
+        self.wire = openai_body.WireItems(("openai_responses_json",))
+        self.seen_other = False
+        self.pending_ids: deque[str] = deque()
+
+    def instructions_text(self) -> str | None:
+        return "\n\n".join(self.instructions) if self.instructions else None
+
+    def add(self, index: int, msg: ChatMessage) -> None:
+        """Convert the next message; its items go with it where they do not depend on its
+        place (so their encoding is kept with the message: ``openai_body``)."""
+        wire = self.wire
+        if msg.role == "system":
+            if not self.seen_other:
+                self.instructions.append(msg.content)
+            else:
+                wire.extend([{"type": "message", "role": "developer", "content": msg.content}], msg)
+            return
+        self.seen_other = True
+        if msg.role == "user":
+            wire.extend([{"type": "message", "role": "user", "content": msg.content}], msg)
+        elif msg.role == "assistant":
+            settled = msg.memo(_RESPONSES_KEY, self.provider._settled_items)
+            if settled is not None:
+                wire.extend(settled, msg)
+            else:
+                wire.extend(self.provider._assistant_items(msg, index, self.pending_ids), None)
+        elif msg.role == "tool":
+            call_id = msg.tool_call_id or (self.pending_ids.popleft() if self.pending_ids else None)
+            if call_id is None:
+                label = f" {msg.name}" if msg.name else ""
+                text = f"[Result of tool{label}]\n{msg.content}"
+                wire.extend([{"type": "message", "role": "user", "content": text}], None)
+            else:
+                item = {"type": "function_call_output", "call_id": call_id, "output": msg.content}
+                wire.extend([item], msg if msg.tool_call_id else None)
+
+
 class OpenAIResponsesProvider(_OpenAIProvider):
     """The Responses API for ``openai/...`` models, stateless (``store=False``)."""
 
@@ -900,6 +988,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
             compat=compat,
         )
         self.reasoning_summary = reasoning_summary
+        self._input_folds: PrefixFolds[_ResponsesInput] = PrefixFolds(self._new_input)
         self.reasoning_model = (
             bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
             if reasoning_model is None
@@ -911,51 +1000,15 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         """Neutral messages to (instructions, input items).
 
         An assistant turn whose calls all have ids converts the same wherever it stands: its
-        items are made once and kept with the message (``ChatMessage.memo``).
+        items are made once and kept with the message (``ChatMessage.memo``); and the
+        messages a request repeats from an earlier one are not converted again
+        (``prefix_fold``).
         """
-        instructions, chunks = self._input_chunks(messages)
-        return instructions, [item for items, _ in chunks for item in items]
+        state = self._input_folds.fold(messages)
+        return state.instructions_text(), list(state.wire.items)
 
-    def _input_chunks(
-        self, messages: list[ChatMessage]
-    ) -> tuple[str | None, list[openai_body.Chunk]]:
-        """``build_input``, each message's items with the message where they do not depend
-        on its place (so their encoding can be kept with the message: ``openai_body``)."""
-        instructions: list[str] = []
-        chunks: list[openai_body.Chunk] = []
-        seen_other = False
-        pending_ids: deque[str] = deque()
-        for index, msg in enumerate(messages):
-            if msg.role == "system":
-                if not seen_other:
-                    instructions.append(msg.content)
-                else:
-                    item = {"type": "message", "role": "developer", "content": msg.content}
-                    chunks.append(([item], msg))
-                continue
-            seen_other = True
-            if msg.role == "user":
-                chunks.append(([{"type": "message", "role": "user", "content": msg.content}], msg))
-            elif msg.role == "assistant":
-                settled = msg.memo(_RESPONSES_KEY, self._settled_items)
-                if settled is not None:
-                    chunks.append((settled, msg))
-                else:
-                    chunks.append((self._assistant_items(msg, index, pending_ids), None))
-            elif msg.role == "tool":
-                call_id = msg.tool_call_id or (pending_ids.popleft() if pending_ids else None)
-                if call_id is None:
-                    label = f" {msg.name}" if msg.name else ""
-                    text = f"[Result of tool{label}]\n{msg.content}"
-                    chunks.append(([{"type": "message", "role": "user", "content": text}], None))
-                else:
-                    item = {
-                        "type": "function_call_output",
-                        "call_id": call_id,
-                        "output": msg.content,
-                    }
-                    chunks.append(([item], msg if msg.tool_call_id else None))
-        return ("\n\n".join(instructions) if instructions else None), chunks
+    def _new_input(self) -> _ResponsesInput:
+        return _ResponsesInput(self)
 
     def _settled_items(self, msg: ChatMessage) -> list[dict[str, Any]] | None:
         """The input items of an assistant turn that do not depend on its place (every call
@@ -1079,15 +1132,17 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         if config.request_style == "coffee_paper":
             request = coffee_paper_wire.responses_request(self.model, messages, tools, config)
             return request, None
-        instructions, chunks = self._input_chunks(messages)
-        items = [item for chunk, _ in chunks for item in chunk]
-        conversation = openai_body.Conversation("input", items, chunks, ("openai_responses_json",))
+        state = self._input_folds.fold(messages)
+        instructions, items = state.instructions_text(), list(state.wire.items)
+        conversation = openai_body.Conversation("input", items, state.wire)
         kwargs: dict[str, Any] = {"model": self.model, "input": items, "store": False}
         if instructions is not None:
             kwargs["instructions"] = instructions
         if tools:
             strict = self.compat.strict_tools
-            kwargs["tools"] = [self.tool_param(spec, strict=strict) for spec in tools]
+            kwargs["tools"] = self._tools_param(
+                tools, strict, lambda spec: self.tool_param(spec, strict=strict)
+            )
             kwargs.update(self._tool_options(config))
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature

@@ -50,6 +50,7 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ from econbench.agents.models.base import (
     WrappedProvider,
 )
 from econbench.agents.models.canonical import canonical_json, sha256_hex
+from econbench.agents.models.prefix_fold import PrefixFolds
 from econbench.agents.tools import ToolCall, ToolSpec
 from econbench.agents.untrusted import kept_arguments, valid_text
 
@@ -211,16 +213,23 @@ def config_dict(config: GenerateConfig) -> dict[str, Any]:
 
 
 def _key(model: str, message_hashes: Sequence[str], tools_hash: str, config: dict) -> str:
-    return _sha256(
-        canonical_json(
-            {
-                "model": model,
-                "messages": list(message_hashes),
-                "tools": tools_hash,
-                "config": config,
-            }
-        )
-    )
+    """SHA-256 of ``canonical_json({"model", "messages", "tools", "config"})``, the message
+    list spelled by :func:`_plain_strings_json` (its part of the text, written by
+    ``json.dumps``, was most of a call's recording CPU on a long conversation: issue 27)."""
+    config_part = canonical_json({"config": config})[:-1]  # '{"config":{…}'
+    rest = canonical_json({"model": model, "tools": tools_hash})[1:]  # '"model":…,"tools":…}'
+    return _sha256(f'{config_part},"messages":{_plain_strings_json(message_hashes)},{rest}')
+
+
+def _plain_strings_json(items: Sequence[str]) -> str:
+    """``canonical_json(list(items))``: strings of ASCII letters and digits (digests) need no
+    escaping, so they are quoted and joined; anything else is left to ``json.dumps``."""
+    if "".join(items).encode().translate(None, _ASCII_ALNUM):  # a character to escape, maybe
+        return canonical_json(list(items))
+    return '["' + '","'.join(items) + '"]' if items else "[]"
+
+
+_ASCII_ALNUM = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def request_key(
@@ -241,8 +250,21 @@ def request_key(
     )
 
 
+class _Digests:
+    """The digests of the messages of the calls recorded (``prefix_fold``: a call's repeated
+    messages are not looked up again)."""
+
+    def __init__(self) -> None:
+        self.hashes: list[str] = []
+
+    def add(self, _index: int, message: ChatMessage) -> None:
+        self.hashes.append(message.digest)
+
+
 def common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
     """How many leading items ``a`` and ``b`` share."""
+    if len(a) <= len(b) and list(a) == list(b[: len(a)]):  # the usual case, compared at once
+        return len(a)
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -417,6 +439,8 @@ class CallRecord:
         self.readonly = readonly
         self._lock = threading.Lock()
         self._known: set[str] = set()
+        self._digests: PrefixFolds[_Digests] = PrefixFolds(_Digests, slots=16)
+        self._last_tools: tuple[list[ToolSpec], str, str] | None = None
         self._lists: dict[str, tuple[int, list[str]]] = {}  # per agent: its last list read
         self._deltas = False  # set once the file is known to be schema 2
         self._identity: tuple[int, int] | None = None
@@ -522,13 +546,18 @@ class CallRecord:
         output: ModelOutput,
     ) -> str:
         """Store one successful call (replacing any older row at that index); its key."""
-        hashes = [m.digest for m in messages]  # each message's, computed once
-        tool_text = tools_body(tools)
-        tools_hash = _sha256(tool_text)
+        with self._lock:
+            hashes = list(self._digests.fold(messages).hashes)  # each message's, computed once
+        tool_text, tools_hash = self._tools_text(tools)
         settings = config_dict(config)
         key = _key(model, hashes, tools_hash, settings)
         known = self._known
-        fresh = {h: m.canonical for h, m in zip(hashes, messages, strict=True) if h not in known}
+        start = self._stored_before(agent, idx, hashes)
+        fresh = {
+            h: m.canonical
+            for h, m in zip(hashes[start:], messages[start:], strict=True)
+            if h not in known
+        }
         output_text = json.dumps(output_to_dict(output), ensure_ascii=False)
         with self._writing():
             stored = self._stored_hashes(agent, idx, hashes)
@@ -558,6 +587,24 @@ class CallRecord:
         known.add(tools_hash)
         self._lists[agent] = (idx, hashes)
         return key
+
+    def _stored_before(self, agent: str, idx: int, hashes: list[str]) -> int:
+        """How many leading messages of call ``idx`` the agent's previous call recorded (so
+        they are stored already)."""
+        cached = self._lists.get(agent)
+        if cached is None or cached[0] != idx - 1:
+            return 0
+        return common_prefix(cached[1], hashes)
+
+    def _tools_text(self, tools: Sequence[ToolSpec]) -> tuple[str, str]:
+        """``tools_body(tools)`` and its hash, kept while the same tools are offered (a tool's
+        schema is settled once offered, as a message is once sent)."""
+        last = self._last_tools
+        if last is not None and len(last[0]) == len(tools) and all(map(is_, last[0], tools)):
+            return last[1], last[2]
+        text = tools_body(tools)
+        self._last_tools = (list(tools), text, _sha256(text))
+        return text, self._last_tools[2]
 
     def _stored_hashes(self, agent: str, idx: int, hashes: list[str]) -> str:
         """How call ``idx`` stores its hashes: a change from call ``idx - 1``, or in full
