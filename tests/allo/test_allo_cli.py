@@ -15,7 +15,7 @@ SUMMARY_KEYS = {
     "framing",
     "policy",
     "episodes",
-    "cost",
+    "build_cost",
     "budget",
     "score",
     "score_mean",
@@ -41,7 +41,7 @@ def test_run_writes_the_documented_files(tmp_path: Path) -> None:
     assert set(summary) >= SUMMARY_KEYS
     assert summary["framing"] == "r0" and summary["policy"] == "wait:2"
     assert summary["episodes"] == 2 and summary["seeds"] == "2010-2011"
-    assert summary["cost"] == 0.0 and summary["budget"] == 3
+    assert summary["build_cost"] == 0.0 and summary["budget"] == 3
     assert len(summary["score_ci"]) == 2 and summary["unresolved_turns"] == 0
     lines = (out / "episodes.jsonl").read_text().splitlines()
     assert [json.loads(x)["seed"] for x in lines] == [2010, 2011]
@@ -58,7 +58,7 @@ def test_run_default_seeds_and_out_dir(tmp_path: Path, monkeypatch: pytest.Monke
     out = tmp_path / "runs" / "allo" / "r1-eager-k10-b5"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["episodes"] == 24 and summary["seeds"] == "2000-2023"
-    assert summary["cost"] == 10.0 and summary["budget"] == 5
+    assert summary["build_cost"] == 10.0 and summary["budget"] == 5
 
 
 def test_run_with_seed_list_and_skin(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_sweep_writes_cells_and_surface(tmp_path: Path) -> None:
         "framing",
         "policy",
         "budget",
-        "cost",
+        "build_cost",
         "score",
         "score_mean",
         "score_ci_lo",
@@ -111,13 +111,13 @@ def test_sweep_writes_cells_and_surface(tmp_path: Path) -> None:
         "trap_commits_mean",
     ):
         assert key in rows[0]
-    cells = {(r["framing"], r["policy"], r["budget"], r["cost"]) for r in rows}
+    cells = {(r["framing"], r["policy"], r["budget"], r["build_cost"]) for r in rows}
     assert ("r2", "wait:2", "3", "20.0") in cells
     for row in rows:
         summary = json.loads((Path(row["dir"]) / "summary.json").read_text())
         assert summary["framing"] == row["framing"] and summary["episodes"] == 2
         assert float(row["utility_mean"]) == pytest.approx(summary["utility_mean"])
-    eager = next(r for r in rows if r["policy"] == "eager" and r["cost"] == "0.0")
+    eager = next(r for r in rows if r["policy"] == "eager" and r["build_cost"] == "0.0")
     assert float(eager["first_sight_rate"]) == 1.0
     # which streams every cell played: the paper's generator, fixed B = 3 streams
     assert {(r["protocol"], r["generator"], r["stream_budget"]) for r in rows} == {

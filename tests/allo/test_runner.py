@@ -270,7 +270,7 @@ def test_run_cell_writes_summary_and_config(tmp_path: Path) -> None:
     on_disk = json.loads((tmp_path / "summary.json").read_text())
     assert on_disk == summary
     assert summary["episodes"] == 2 and summary["framing"] == "r1"
-    assert summary["cost"] == 10.0 and summary["budget"] == 1
+    assert summary["build_cost"] == 10.0 and summary["budget"] == 1
     assert summary["seeds"] == "2000-2001"
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["seeds"] == [2000, 2001]

@@ -309,7 +309,7 @@ def test_the_tables_show_model_usage_for_model_played_firms() -> None:
     assert "roaster_A" in one and "openai/gpt-x" in one and "roaster_B" not in one
     assert "3" in one and "1,200" in one and "200" in one and "50" in one and "0.2500" in one
     both = text(usage_table([summary(0, 0.25), summary(1, None)]))  # seed 1: unpriced calls
-    assert "2 seeds together" in both and "2,400" in both and "≥ 0.5000" in both
+    assert "2 seeds together" in both and "2,400" in both and "0.5000 + unpriced" in both
     assert usage_table([{**summary(0, 0.0), "firms": {"x": firm("passive", 0.0)}}]) is None
     assert "openai/gpt-x" in text(summary_table(summary(0, 0.25)))
     across = text(seeds_table([summary(0, 0.25), summary(1, 0.25)]))

@@ -401,22 +401,22 @@ def test_derived_labels_name_the_condition(tmp_path: Path, fake) -> None:
     assert table is not None and len(table.data) == 2
 
 
-def test_the_papers_table2_stands_beside_paper_runs_only(two_conditions: Path) -> None:
+def test_the_papers_table2_stands_beside_every_table2(two_conditions: Path) -> None:
     runs = load_runs(two_conditions)
     hardened = [r for r in runs if condition_of(r.config) == "hardened"]
-    assert paper_table2(hardened) is None
     assert "condition" not in table2(hardened).data.columns  # type: ignore[union-attr]
-    report = build_report(hardened)
-    assert "paper_table2" not in {t.name for t in report.tables}
-    report = build_report(runs)
-    names = [t.name for t in report.tables]
-    assert names.index("paper_table2") == names.index("table2") + 1
+    for selection in (hardened, runs):  # beside hardened runs too (issue 28), marked
+        names = [t.name for t in build_report(selection).tables]
+        assert names.index("paper_table2") == names.index("table2") + 1
+    assert paper_table2([]) is None
     table = paper_table2(runs)
     assert table is not None
     assert table.title.startswith("The paper's Table 2")
-    assert "claude-sonnet-4-6" in table.title
+    assert "Claude Sonnet 4.6" in table.title
+    assert list(table.display.columns) == list(table2(runs).display.columns)  # type: ignore[union-attr]
     gpt = table.data.set_index("model").loc["GPT-5.5"]
     assert gpt["net_income_mean"] == 3109.0 and gpt["background"] == "anthropic/claude-sonnet-4-6"
+    assert set(table.data["origin"]) == {"paper"}
     assert table.display.iloc[0]["revenue ($)"] == "–"  # a figure not found is never made up
 
 

@@ -149,7 +149,7 @@ def test_the_three_formats_hold_the_same_numbers(coffee_root: Path, tmp_path: Pa
     assert len(firms) == 1 + 2 * 6
 
 
-def test_one_seed_leaves_the_std_blank_and_unpriced_cost_is_na(
+def test_one_seed_leaves_the_std_blank_and_unpriced_cost_says_so(
     coffee_root: Path, tmp_path: Path
 ) -> None:
     run = shutil.copytree(coffee_root / "scripted-1", tmp_path / "one")
@@ -162,7 +162,7 @@ def test_one_seed_leaves_the_std_blank_and_unpriced_cost_is_na(
     net = summary["firms"]["roaster_A"]["net_income"]
     assert shown["net income ($)"] == f"{net:,.2f}"
     assert shown["n"] == "1"
-    assert shown["LLM cost (USD)"] == "n/a"
+    assert shown["LLM cost (USD)"] == "unpriced"
     assert math.isnan(table.data.loc[0, "net_income_std"])
 
 
@@ -305,7 +305,7 @@ def test_figures_and_a_self_contained_index(
     for title in ("Table 2", "Table 3", "framing ladder", "build-charge sensitivity"):
         assert title in page
     mean = statistics.fmean(roaster_values(coffee_root, "scripted", "net_income"))
-    assert f"{mean:,.2f} ± " in page
+    assert f"{mean:,.2f} ± " in page or f'{mean:,.2f} <span class="se">± ' in page
 
 
 def test_partial_runs_are_listed_not_tabulated_unless_asked(
@@ -340,9 +340,9 @@ def test_partial_runs_are_listed_not_tabulated_unless_asked(
 
 def test_cli_writes_the_report_and_lists_the_files(coffee_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = runner.invoke(app, ["report", str(coffee_root), "--out", str(out)])
+    result = runner.invoke(app, ["report", str(coffee_root), "--out", str(out), "--verbose"])
     assert result.exit_code == 0, result.output
-    listed = [Path(line) for line in result.stdout.splitlines()]
+    listed = [Path(line) for line in result.stdout.splitlines() if line.startswith(str(out))]
     assert out / "index.html" in listed and out / "table2.csv" in listed
     assert all(p.exists() for p in listed)
 

@@ -46,6 +46,8 @@ except ImportError:  # pragma: no cover - playwright is a dev dependency
 DAYS = 4
 FIRMS = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
 FIRM_COLORS = {"farmer_A": "#1b9e77", "roaster_A": "#d95f02", "retailer_A": "#7570b3"}
+FESTIVAL = (1, 2)
+"""The sample run's festival days, inside its few days so that the charts shade them."""
 
 WAIT_MS = 60_000
 """The longest any wait for the page may take (see the ``browser`` fixture)."""
@@ -84,9 +86,9 @@ def paper_run(out: Path) -> None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("viewer-site")
-    coffee_run(root / "coffee", days=DAYS)
+    coffee_run(root / "coffee", days=DAYS, economy={"festival_days": list(FESTIVAL)})
     allo_cell(root / "allo", episodes=2)
-    allo_cell(root / "r3", framing="r3", episodes=1)
+    allo_cell(root / "r3", framing="r3", episodes=1, policy="eager")
     compacting_run(root / "compacting")
     paper_run(root / "paper")
     shutil.copytree(root / "coffee", root / "live")
@@ -174,7 +176,7 @@ def test_a_transcript_shows_model_text_literally_and_runs_none_of_it(
     expect(model.first.locator("pre.model-text")).to_contain_text(HOSTILE)
     reasoning = model.first.locator("details").first
     expect(reasoning).to_contain_text("Thinking about <b>prices</b>")
-    expect(page.locator("#transcript .entry.tool_call").first).to_contain_text("view_trial_balance")
+    expect(model.first.locator(".tool-use").first).to_contain_text("view_trial_balance")
     expect(page.locator("#transcript .entry.message")).to_contain_text(HOSTILE)
     page.click('#transcript-firms .chip[data-firm="farmer_A"]')
     expect(page.locator("#transcript .entry.message pre")).to_have_text(HOSTILE)
@@ -232,6 +234,38 @@ def test_the_charts_render(page: Page, site: Site) -> None:
     for firm, hex_colour in FIRM_COLORS.items():
         rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
         assert (np.abs(colours - rgb).max(axis=1) <= 6).any(), f"no {firm} line drawn"
+
+
+def test_the_charts_shade_the_festival_days(page: Page, site: Site) -> None:
+    site.open(page, "coffee", tab="charts")
+    bands = page.locator("#charts svg rect.festival")
+    expect(bands).to_have_count(3)  # one per chart
+    first, last = FESTIVAL
+    for band in bands.all():
+        assert (band.get_attribute("data-first"), band.get_attribute("data-last")) == (
+            str(first),
+            str(last),
+        )
+    # The band spans the festival's days on the chart's day axis: half a day either side.
+    cash = page.locator('#charts svg[data-metric="cash"]')
+    ticks = cash.locator("g.axis text").evaluate_all(
+        "ts => ts.filter(t => /^[0-9]+$/.test(t.textContent) && t.getAttribute('text-anchor')"
+        " === 'middle').map(t => [Number(t.textContent), Number(t.getAttribute('x'))])"
+    )
+    x_of = dict(ticks)
+    band = cash.locator("rect.festival")
+    left = float(band.get_attribute("x") or "nan")
+    width = float(band.get_attribute("width") or "nan")
+    per_day = x_of[1] - x_of[0]
+    assert left == pytest.approx(x_of[first] - per_day / 2, abs=0.5)
+    assert width == pytest.approx((last - first + 1) * per_day, abs=0.5)
+    legend = page.locator("#charts .chart").first.locator(".legend-festival")
+    expect(legend).to_have_text(f"festival days {first}–{last}")
+    shot = cash.screenshot()
+    pixels = matplotlib.image.imread(io.BytesIO(shot), format="png")[..., :3]
+    shaded = np.array([0xF2, 0xC1, 0x4E]) * 0.28 + 255 * 0.72  # the band over white
+    colours = (pixels * 255).round().reshape(-1, 3)
+    assert (np.abs(colours - shaded).max(axis=1) <= 8).sum() > 500, "no band drawn"
 
 
 def test_a_live_run_grows_on_the_page(page: Page, site: Site) -> None:
@@ -346,16 +380,61 @@ def test_deep_links_switch_runs_and_back_and_forward_follow(page: Page, site: Si
     assert f"run={run_id('allo')}" in page.url
     page.locator("#episodes tr[data-episode]").nth(1).click()
     expect(page.locator("#episode-head h3")).to_contain_text("Episode 2")
-    assert "episode=1" in page.url
+    assert "episode=2" in page.url  # the hash counts episodes as the page labels them
+    page.go_back()  # choosing an episode was a step of its own
+    expect(page.locator("#episode-head h3")).to_contain_text("Episode 1")
     page.go_back()
     expect(page.locator("#run-head h2")).to_have_text("coffee")
     expect(page.locator('.tabs button[data-tab="ledger"]')).to_have_class(re.compile("active"))
+    page.go_forward()
     page.go_forward()
     expect(page.locator("#episode-head h3")).to_contain_text("Episode 2")  # as it was left
     page.evaluate(f"location.hash = 'run={run_id('coffee')}&tab=timeline&day=2'")
     expect(page.locator("#day-label")).to_contain_text("Day 2 ")
     page.reload()
     expect(page.locator("#day-label")).to_contain_text("Day 2 ")
+
+
+def test_a_hash_changed_in_the_open_page_shows_its_tab_day_firm_and_episode(
+    page: Page, site: Site
+) -> None:
+    """Back, forward and a link pasted into the open tab move within a run, too."""
+    site.open(page, "coffee", tab="ledger")
+    tab = page.locator(".tabs button.active")
+    expect(tab).to_have_attribute("data-tab", "ledger")
+    page.click('.tabs button[data-tab="charts"]')
+    expect(tab).to_have_attribute("data-tab", "charts")
+    assert "tab=charts" in page.url
+    page.go_back()
+    expect(tab).to_have_attribute("data-tab", "ledger")
+    expect(page.locator("#tab-ledger")).to_be_visible()
+    page.go_forward()
+    expect(tab).to_have_attribute("data-tab", "charts")
+    page.evaluate(
+        f"location.hash = 'run={run_id('coffee')}&tab=transcript&day=2&firm=farmer_A'"
+    )  # as a pasted link does
+    expect(tab).to_have_attribute("data-tab", "transcript")
+    expect(page.locator("#day-label")).to_contain_text("Day 2 ")
+    expect(page.locator("#transcript-firms .chip.active")).to_have_attribute(
+        "data-firm", "farmer_A"
+    )
+    expect(page.locator("#transcript-nav")).to_contain_text("on day 2")
+    page.evaluate(f"location.hash = 'run={run_id('allo')}&episode=1'")
+    head = page.locator("#episode-head h3")
+    expect(head).to_have_text("Episode 1 · seed 2000")  # episode=1 is the one labelled 1
+    expect(page.locator("#episodes tr.selected")).to_have_attribute("data-episode", "0")
+    page.evaluate(f"location.hash = 'run={run_id('allo')}&episode=2'")
+    expect(head).to_have_text("Episode 2 · seed 2001")
+    page.go_back()
+    expect(head).to_have_text("Episode 1 · seed 2000")
+    page.go_back()
+    expect(tab).to_have_attribute("data-tab", "transcript")
+    expect(page.locator("#run-head h2")).to_have_text("coffee")
+    link = f"{site.url}#run={run_id('allo')}&episode=2"  # a link the page wrote, opened anew
+    page.goto("about:blank")
+    page.goto(link)
+    expect(head).to_have_text("Episode 2 · seed 2001")
+    assert page.url == link
 
 
 def test_r3_scripts_are_shown_as_code(page: Page, site: Site) -> None:
@@ -396,7 +475,7 @@ def test_the_runs_table_sorts_and_filters(page: Page, site: Site) -> None:
     expect(page.locator("table.runs-table tr[data-id]")).to_have_count(done)
     page.select_option("#rt-status", "")
     page.select_option("#rt-policy", "wait:2")
-    expect(page.locator("table.runs-table tr[data-id]")).to_have_count(2)
+    expect(page.locator("table.runs-table tr[data-id]")).to_have_count(1)
     page.select_option("#rt-policy", "")
     page.fill("#rt-text", "compact")
     expect(page.locator("table.runs-table tr[data-id]")).to_have_count(1)
@@ -464,3 +543,160 @@ def test_a_static_bundle_shows_the_runs_without_the_server(
     finally:
         static.shutdown()
         static.server_close()
+
+
+def test_the_run_list_groups_many_runs_by_folder_and_filters_them(
+    page: Page, site: Site, tmp_path: Path
+) -> None:
+    """121 runs laid out as sweeps lay them (``seed_0`` in every cell): grouped by the folder
+    that tells them apart, folded but for the open run's group, and filtered by path,
+    benchmark, actor or condition."""
+    for sweep in ("sweep-a", "sweep-b"):
+        for cell in range(20):
+            for seed in range(3):
+                shutil.copytree(
+                    site.root / "allo", tmp_path / sweep / f"cell-{cell:02d}" / f"seed_{seed}"
+                )
+    shutil.copytree(site.root / "coffee", tmp_path / "other" / "seed_0")
+    server = ViewerServer(Catalog(tmp_path))
+    serve_in_thread(server)
+    try:
+        opened = run_id("sweep-b/cell-07/seed_0")
+        page.goto(f"{server.url}?poll=150#run={opened}")
+        items = page.locator("#run-list li")
+        expect(items).to_have_count(121)
+        groups = page.locator("#run-list .run-group")
+        expect(groups).to_have_count(41)
+        mine = page.locator('#run-list .run-group[data-group="sweep-b/cell-07"]')
+        expect(mine.locator(".group-head")).to_contain_text("sweep-b/cell-07/")
+        expect(mine.locator("li.selected")).to_contain_text("seed_0")
+        expect(page.locator("#run-list li:visible")).to_have_count(3)  # the rest are folded
+        other = page.locator('#run-list .run-group[data-group="sweep-a/cell-07"]')
+        other.locator(".group-head").click()
+        expect(other.locator("li:visible")).to_have_count(3)
+        expect(page.locator("#run-list li:visible")).to_have_count(6)
+        other.locator(".group-head").click()
+        expect(other.locator("li:visible")).to_have_count(0)
+
+        def shown(text: str) -> list[str]:
+            page.fill("#run-filter", text)
+            return page.locator("#run-list li:visible").evaluate_all(
+                "items => items.map(i => i.title)"
+            )
+
+        assert shown("cell-07 seed_0") == ["sweep-a/cell-07/seed_0", "sweep-b/cell-07/seed_0"]
+        assert shown("coffee") == ["other/seed_0"]  # the benchmark
+        assert shown("viewer-roaster") == ["other/seed_0"]  # roaster_A's model
+        assert shown("hardened") == ["other/seed_0"]  # CoffeeBench's condition
+        assert len(shown("wait:2 frontier")) == 120  # AlloBench's actor and condition
+        expect(page.locator("#run-filter-count")).to_have_text("120 of 121 runs match")
+        assert shown("no-such-run") == []
+        expect(page.locator("#run-list")).to_contain_text("No run matches")
+        page.fill("#run-filter", "")
+        expect(page.locator("#run-list li:visible")).to_have_count(3)
+        page.locator('#run-list .run-group[data-group="other"] .group-head').click()
+        page.locator('#run-list li[title="other/seed_0"]').click()
+        expect(page.locator("#run-head .title")).to_contain_text("CoffeeBench")
+        expect(page.locator("#timeline .ev").first).to_be_visible()  # nothing left to fetch
+        page.goto("about:blank")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_model_action_is_one_card_with_its_tool_calls_and_their_results(
+    page: Page, site: Site
+) -> None:
+    site.open(page, "coffee", tab="transcript", day=0, firm="roaster_A")
+    mine = [e for e in site.events("coffee") if e["day"] == 0 and e.get("firm") == "roaster_A"]
+    calls = [e for e in mine if e["type"] == "model_call"]
+    applied = [e for e in mine if e["type"] == "tool_call"]
+    assert len(calls) == len(applied) > 2
+    cards = page.locator("#transcript .entry.model_call")
+    expect(cards).to_have_count(len(calls))
+    expect(page.locator("#transcript .entry.tool_call")).to_have_count(0)  # none on its own
+    uses = page.locator("#transcript .entry.model_call .tool-use")
+    expect(uses).to_have_count(len(applied))
+    seqs = uses.evaluate_all("us => us.map(u => Number(u.dataset.seq))")
+    assert seqs == [e["seq"] for e in applied]  # each call with the result it had
+    for i, event in enumerate(calls):
+        card = cards.nth(i)
+        expect(card.locator("pre.model-text")).to_have_text(event["text"])
+        expect(card.locator(".tool-use .call")).to_contain_text(event["tool_calls"][0]["name"])
+        expect(card.locator("details.prompt")).to_have_count(1)  # what the model saw, here
+    open_prompt(cards.nth(1))
+    expect(cards.nth(1).locator("details.prompt .msg").first).to_be_attached()
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_a_tool_result_is_shown_as_indented_json_not_one_line(page: Page, site: Site) -> None:
+    site.open(page, "coffee", tab="transcript", day=0, firm="roaster_A")
+    use = page.locator('#transcript .tool-use[data-tool="view_trial_balance"]').first
+    result = use.locator("details.result")
+    expect(result.locator(":scope > summary")).to_contain_text("result: success")
+    balances = result.locator(".j-row", has=page.locator(".j-key", has_text="balances"))
+    open_box(result, balances)
+    expect(balances.locator("table.j-kv th").first).to_have_text("cash")  # a flat object
+    expect(balances.locator("table.j-kv tr")).to_have_count(7)
+    expect(result.locator("details.j-node").first).to_be_visible()  # nesting folds
+    assert result.locator("pre").count() == 0
+    lines = result.locator(".json").inner_text().splitlines()
+    assert len(lines) > 10
+    assert max(len(line) for line in lines) < 120, "the result is one long line"
+    message = page.locator('#transcript .tool-use[data-tool="send_message"]').first
+    body = message.locator("table.j-kv tr", has=page.locator("th", has_text="body"))
+    expect(body.locator("td")).to_have_text(HOSTILE)  # a long argument, on a line of its own
+    assert page.locator("#transcript img").count() == 0
+
+
+def test_the_page_does_not_scroll_sideways_at_1024_pixels(page: Page, site: Site) -> None:
+    page.set_viewport_size({"width": 1024, "height": 800})
+    overflow = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    page.goto(f"{site.url}#view=table")
+    table = page.locator('table.runs-table[data-benchmark="coffee"]')
+    expect(table.locator("tr[data-id]").first).to_be_visible()
+    assert page.evaluate(overflow) <= 0
+    wrap = table.locator("xpath=..")
+    assert wrap.evaluate("w => w.scrollWidth > w.clientWidth"), "six firms fit: test is moot"
+    first = table.locator("tr[data-id] td").first
+    assert first.evaluate("td => getComputedStyle(td).position") == "sticky"
+    before = first.bounding_box()
+    wrap.evaluate("w => { w.scrollLeft = w.scrollWidth; }")
+    assert first.bounding_box() == before  # the run stays in view as the figures scroll
+    site.open(page, "coffee", tab="transcript", day=0, firm="roaster_A")
+    expect(page.locator("#transcript .entry").first).to_be_visible()
+    assert page.evaluate(overflow) <= 0
+
+
+def test_an_episode_shows_its_task_stream_with_its_commits(page: Page, site: Site) -> None:
+    site.open(page, "r3", episode=1)
+    record = layout.read_jsonl(site.root / "r3" / layout.EPISODES)[0]
+    classes = record["stream"]["classes"]
+    strip = page.locator("#episode-strip .strip")
+    expect(strip.locator(".task")).to_have_count(len(classes))
+    shown = strip.locator(".task").evaluate_all("ts => ts.map(t => Number(t.dataset.cls))")
+    assert shown == classes
+    marks = strip.locator(".commit-mark")
+    expect(marks).to_have_count(len(record["commits"]))
+    assert marks.evaluate_all("ms => ms.map(m => Number(m.dataset.t))") == [
+        c["t"] for c in record["commits"]
+    ]
+    first_sight = [c["t"] for c in record["commits"] if c["first_sight"]]
+    assert first_sight, "an eager actor commits at first sight"
+    assert (
+        strip.locator(".commit-mark.first-sight").evaluate_all(
+            "ms => ms.map(m => Number(m.dataset.t))"
+        )
+        == first_sight
+    )
+    # Each mark stands above the task it was made on.
+    for commit in record["commits"]:
+        mark = strip.locator(f'.commit-mark[data-t="{commit["t"]}"]').bounding_box()
+        task = strip.locator(f'.task[data-t="{commit["t"]}"]').bounding_box()
+        assert mark and task
+        assert task["x"] <= mark["x"] + mark["width"] / 2 <= task["x"] + task["width"]
+    expect(strip).to_contain_text(f"{len(classes)} tasks · {len(record['commits'])} commits")
+    strip.locator(f'.task[data-t="{record["commits"][0]["t"]}"]').click()
+    expect(page.locator("#turns .turn.flash")).to_have_attribute(
+        "data-t", str(record["commits"][0]["t"])
+    )

@@ -41,11 +41,19 @@ def hostile_brain(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelOu
     )
 
 
-def coffee_run(out: Path, days: int = 5, seed: int = 1) -> Path:
-    """A finished run with roaster_A played by ``hostile_brain``."""
+def coffee_run(
+    out: Path, days: int = 5, seed: int = 1, economy: dict[str, Any] | None = None
+) -> Path:
+    """A finished run with roaster_A played by ``hostile_brain`` (``economy``: settings that
+    differ from the default economy's, such as ``festival_days`` inside a short run)."""
     name = register_scripted(MODEL, hostile_brain)
     try:
-        config = RunConfig(seed=seed, days=days, agents={"default": "scripted", "roaster_A": name})
+        config = RunConfig(
+            seed=seed,
+            days=days,
+            agents={"default": "scripted", "roaster_A": name},
+            economy=economy or {},
+        )
         run_to_dir(config, out)
     finally:
         unregister_scripted(name)
@@ -97,8 +105,9 @@ def compacting_run(out: Path, days: int = 8) -> Path:
     return out
 
 
-def allo_cell(out: Path, framing: str = "r0", episodes: int = 2) -> Path:
-    spec = CellSpec(framing=framing, policy="wait:2", seeds=tuple(range(2000, 2000 + episodes)))
+def allo_cell(out: Path, framing: str = "r0", episodes: int = 2, policy: str = "wait:2") -> Path:
+    """A played cell (``eager`` commits at first sight, ``wait:2`` at the second)."""
+    spec = CellSpec(framing=framing, policy=policy, seeds=tuple(range(2000, 2000 + episodes)))
     run_cell(spec, out)
     return out
 

@@ -18,18 +18,33 @@ estimate. Each call is priced with ``econbench.agents.models.pricing`` (the vers
 table) and its cache rates: the cached share of the prompt at the cache-read price, the rest
 at the cache-write price (Anthropic: 1.25x input; automatic caches: the input price), the
 output at the output price. The ``uncached`` column prices the same tokens with no cache at
-all: the bill's ceiling. Models without a price count as unknown, never as free.
+all: the bill's ceiling. A price the run's model settings give (``[models."NAME"]``
+``input_usd_per_mtok`` …, ``ModelSettings.price``) comes before the table's, as it does when
+the run is played. Models without a price count as unknown ("unpriced"), never as free.
+
+``coffee run`` and ``allo run`` estimate their own run the same way before a model plays
+(:func:`estimate_entries`, shown by ``econbench.runs.cost_preflight``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from econbench.agents.models.base import Usage
-from econbench.agents.models.pricing import DEFAULT_PRICES, PRICE_TABLE_VERSION, PriceTable
+from econbench.agents.models.pricing import (
+    DEFAULT_PRICES,
+    PRICE_TABLE_VERSION,
+    Price,
+    PriceTable,
+)
+from econbench.agents.models.settings import ModelSettings
 from econbench.runs.benchmark import get_benchmark
-from econbench.runs.experiment import Plan
+from econbench.runs.experiment import Entry, Plan
 from econbench.runs.layout import benchmark_of
 
 OUTPUT_TOKENS_PER_CALL = 500
@@ -131,6 +146,22 @@ class PlanEstimate:
     def unpriced(self) -> list[str]:
         return sorted({m for e in self.entries for m in e.unpriced})
 
+    @property
+    def actors(self) -> list[ActorEstimate]:
+        return [a for e in self.entries for a in e.actors]
+
+    @property
+    def calls(self) -> float:
+        return sum(e.calls for e in self.entries)
+
+    @property
+    def input_tokens(self) -> float:
+        return sum(e.input_tokens for e in self.entries)
+
+    @property
+    def output_tokens(self) -> float:
+        return sum(a.output_tokens for a in self.actors)
+
 
 def actor_estimate(
     actor: str, model: str, basis: CallBasis, units: float, prices: PriceTable
@@ -169,7 +200,52 @@ def measured_basis(
     )
 
 
+# --------------------------------------------------------------------------- prices
+
+
+def configured_prices(models: Mapping[str, Any]) -> dict[str, Price]:
+    """The prices model settings give (name -> price): ``models`` maps a model name to its
+    ``ModelSettings`` or their plain data, as a config or an entry holds them."""
+    prices: dict[str, Price] = {}
+    for name, settings in models.items():
+        try:
+            own = (
+                settings
+                if isinstance(settings, ModelSettings)
+                else ModelSettings.model_validate(settings)
+            )
+        except ValidationError:
+            continue  # the run's own checks report bad settings; here they price nothing
+        price = own.price()
+        if price is not None:
+            prices[name] = price
+    return prices
+
+
+def entry_prices(entries: Iterable[Entry], base: PriceTable = DEFAULT_PRICES) -> PriceTable:
+    """``base`` with the prices the entries' model settings give (``config["models"]``, the
+    shape both benchmarks' entries share) over it."""
+    given: dict[str, Price] = {}
+    for entry in entries:
+        models = entry.config.get("models")
+        if isinstance(models, Mapping):
+            given.update(configured_prices(models))
+    return base.overlay(given) if given else base
+
+
 # --------------------------------------------------------------------------- the plan
+
+
+def estimate_entries(
+    benchmark: str,
+    entries: list[Entry],
+    *,
+    like: Path | None = None,
+    prices: PriceTable = DEFAULT_PRICES,
+) -> PlanEstimate:
+    """Every entry's calls, tokens and dollars, each model priced as its run will price it
+    (its settings' price first, then ``prices``)."""
+    return get_benchmark(benchmark).estimate(entries, like, entry_prices(entries, prices))
 
 
 def estimate_plan(
@@ -182,4 +258,4 @@ def estimate_plan(
             raise EstimateError(f"--like {like} is not a run directory")
         if found != plan.benchmark:
             raise EstimateError(f"--like {like} is a {found} run; this is a {plan.benchmark} sweep")
-    return get_benchmark(plan.benchmark).estimate(plan.entries, like, prices)
+    return estimate_entries(plan.benchmark, plan.entries, like=like, prices=prices)

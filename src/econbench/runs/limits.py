@@ -18,6 +18,11 @@ are already ten million model calls at the paper's ~1,000 per CoffeeBench run, a
 thousand cells 240,000 AlloBench episodes; each entry is a directory, a ``sweep.json`` record
 and a row of ``--dry-run`` (printed in seconds at this size). A larger study is several
 experiment files."""
+CONFIRM_ABOVE = 24
+"""A sweep of more entries than this asks before it starts (``allo sweep --yes`` answers for
+it; off a terminal ``--yes`` is required): a grid is the product of its axes, and a few values
+each quickly make hours of runs (3 framings × 3 policies × the default budgets and charges
+were 108 cells, 11.5 minutes)."""
 MAX_TASKS = 1_000
 """Tasks per AlloBench episode: the paper plays 60; a thousand turns is beyond any model's
 context and any scripted study's need (``bayes`` solves tables of tasks × budget)."""

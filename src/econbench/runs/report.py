@@ -267,11 +267,21 @@ class Section:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Frames the tables were computed from, kept for the figures (AlloBench: ``episodes``,
     ``cells``)."""
+    headline: Table | None = None
+    """The section's result in a few columns, for the summary ``econbench report`` prints
+    (default: the first table ``index.html`` shows)."""
 
     def page_tables(self) -> list[Table]:
         """The tables ``index.html`` shows."""
         by_name = {t.name: t for t in self.tables}
         return [by_name[name] for name in self.page if name in by_name]
+
+    def headline_table(self) -> Table | None:
+        """:attr:`headline`, else the first table of the page, else the first table."""
+        if self.headline is not None:
+            return self.headline
+        shown = self.page_tables() or self.tables
+        return shown[0] if shown else None
 
 
 @dataclass
@@ -319,6 +329,17 @@ def write_report(
     """Find the runs under ``paths``, write tables, figures and ``index.html`` into ``out``;
     returns the files written. Raises ``FileNotFoundError`` for a missing path or no runs,
     ``NotADirectoryError`` when ``out`` is a file."""
+    return build_and_write(paths, out, include_partial=include_partial, title=title)[1]
+
+
+def build_and_write(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    *,
+    include_partial: bool = False,
+    title: str = "econbench report",
+) -> tuple[Report, list[Path]]:
+    """:func:`write_report`, returning the report too (what ``econbench report`` summarises)."""
     from econbench.runs.figures import write_figures
     from econbench.runs.report_html import write_html
 
@@ -334,4 +355,4 @@ def write_report(
     figures = write_figures(report, target / "figures")
     written += [f.path for f in figures]
     written.append(write_html(report, figures, target / "index.html"))
-    return written
+    return report, written

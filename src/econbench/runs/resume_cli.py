@@ -69,14 +69,25 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Response cache file ('default' for the user cache)."),
         ] = None,
         quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+        open_page: Annotated[
+            bool,
+            typer.Option("--open", help="A person's game: continue it in the browser."),
+        ] = False,
     ) -> None:
         """Continue a run that was killed or stopped, from its last checkpoint.
 
         The run keeps its directory; the events of the tick that was in flight are dropped
-        and redone. The config must be unchanged unless --force.
+        and redone. The config must be unchanged unless --force. A game a person plays
+        (human:<name>) goes on with them at the terminal (--open: in the browser).
         """
         if not run_dir.is_dir():
             raise _fail(f"{run_dir} is not a directory")
+        from econbench.runs.play.allo_cli import resume_person
+
+        resume_person(run_dir, force=force, browser=open_page)  # returns if no person plays
+        from econbench.runs.play.coffee_cli import resume_person as resume_coffee_person
+
+        resume_coffee_person(run_dir, force=force, browser=open_page)  # the same, CoffeeBench
         try:
             cache_path = None
             if cache is not None:

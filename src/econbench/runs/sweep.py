@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -295,6 +296,26 @@ def _clear_run(run_dir: Path) -> None:
         lock.release()
 
 
+# --------------------------------------------------------------------------- its size
+
+
+def plan_outline(plan: Plan, unit: str) -> str:
+    """``"108 cells: framing (3) × policy (3) × budget (3) × cost (4)"``: the entry count and
+    the grid's axes (each with its number of values; one value: ``name = value``)."""
+    axes: dict[str, list[Any]] = {}
+    for entry in plan.entries:
+        for key, value in entry.params.items():
+            values = axes.setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    parts = [
+        f"{key} ({len(values)})" if len(values) > 1 else f"{key} = {values[0]}"
+        for key, values in axes.items()
+    ]
+    count = len(plan.entries)
+    return f"{count:,} {unit}{'' if count == 1 else 's'}: " + " × ".join(parts)
+
+
 # --------------------------------------------------------------------------- run files
 
 
@@ -437,7 +458,9 @@ class SweepDisplay:
         )
         self.quiet = quiet
         self.console = console
-        self._overall = self.progress.add_task(f"[bold]sweep {name}[/]", total=total, info="")
+        self._overall = self.progress.add_task(
+            f"[bold]sweep {escape(name)}[/]", total=total, info=""
+        )
         self._runs: dict[str, TaskID] = {}
 
     def __enter__(self) -> SweepDisplay:
@@ -447,10 +470,12 @@ class SweepDisplay:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def note(self, text: str) -> None:
-        """A line above the bars (and the only output in a log file)."""
+    def note(self, text: str, *, markup: bool = True) -> None:
+        """A line above the bars (and the only output in a log file). ``text`` is Rich
+        markup (its styles shown on a terminal, dropped elsewhere): what it quotes must be
+        escaped (``rich.markup.escape``); ``markup=False`` prints ``text`` as it is."""
         if not self.quiet:
-            self.progress.console.print(text, highlight=False, markup=False)
+            self.progress.console.print(text, highlight=False, markup=markup, soft_wrap=True)
 
     def update(self, states: list[EntryState], total_cost: float) -> None:
         done = sum(1 for s in states if s.status == "completed")
@@ -472,21 +497,68 @@ class SweepDisplay:
                 "info": f"{unit}{cost}",
             }
             if entry_id not in self._runs:
-                self._runs[entry_id] = self.progress.add_task(f"  {entry_id}", **fields)
+                self._runs[entry_id] = self.progress.add_task(f"  {escape(entry_id)}", **fields)
             else:
                 self.progress.update(self._runs[entry_id], **fields)
 
 
 def results_table(result: SweepResult) -> Table:
-    table = Table(title=f"Sweep {result.name}: {result.status}, ${result.total_cost:,.4f}")
-    for column in ("run", "status", "progress", "cost $", "attempts", "note"):
-        table.add_column(column, justify="right" if column in ("cost $", "attempts") else "left")
+    """The closing table: one row per entry with its status (and how far it got, when it did
+    not complete), for CoffeeBench the focal firm's net income and revenue (its score), the
+    model cost when there was one, and a note. Made to fit 80 columns: numbers are never cut
+    (``no_wrap``); run ids and notes fold onto more lines."""
+    from econbench.runs.cost_display import usd
+
+    focal = {s.id: _focal(read_json(s.run_dir / SUMMARY)) for s in result.entries}
+    with_focal = any(row is not None for row in focal.values())
+    with_cost = any(s.cost_usd for s in result.entries)
+    table = Table(
+        title=f"Sweep {escape(result.name)}: {result.status}, ${result.total_cost:,.4f}",
+        caption=_FOCAL_CAPTION if with_focal else None,
+        show_edge=False,
+    )
+    table.add_column("run", overflow="fold", ratio=3, min_width=10)
+    table.add_column("status", no_wrap=True)
+    if with_focal:
+        table.add_column("net inc. $", justify="right", no_wrap=True)
+        table.add_column("revenue $", justify="right", no_wrap=True)
+    if with_cost:
+        table.add_column("cost $", justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold", ratio=2, min_width=8)
     for state in result.entries:
-        p = state.progress or {}
-        progress = f"{p['done']}/{p['total']} {p.get('unit', '')}s" if "done" in p else "–"
-        cost = "–" if state.cost_usd is None else f"{state.cost_usd:,.4f}"
-        table.add_row(state.id, state.status, progress, cost, str(state.attempts), _note(state))
+        cells = [escape(state.id), _status(state)]
+        if with_focal:
+            row = focal[state.id] or {}
+            cells += [_money(row.get("net_income")), _money(row.get("revenue"))]
+        if with_cost:
+            cells.append("–" if state.cost_usd is None else usd(state.cost_usd))
+        cells.append(escape(_note(state)))
+        table.add_row(*cells)
     return table
+
+
+def _status(state: EntryState) -> str:
+    """The entry's status, with how far it got when it did not complete (``45/90``)."""
+    p = state.progress or {}
+    if state.status == "completed" or "done" not in p or "total" not in p:
+        return state.status
+    return f"{state.status} {p['done']}/{p['total']}"
+
+
+_FOCAL_CAPTION = "net income and revenue: roaster_A's, the evaluated firm"
+
+
+def _focal(summary: Any) -> dict[str, Any] | None:
+    """The focal firm's row of a CoffeeBench run's summary (``None`` for anything else)."""
+    from econbench.coffee.config import FOCAL_FIRM
+
+    firms = summary.get("firms") if isinstance(summary, dict) else None
+    row = firms.get(FOCAL_FIRM) if isinstance(firms, dict) else None
+    return row if isinstance(row, dict) else None
+
+
+def _money(value: Any) -> str:
+    return f"{value:,.2f}" if isinstance(value, int | float) else "–"
 
 
 def _note(state: EntryState) -> str:
@@ -568,7 +640,7 @@ class _Driver:
         for state in self.result.entries:
             if state.status == "locked":
                 self.display.note(
-                    f"[yellow]{state.id}[/]: another live process is writing it; skipped"
+                    f"[yellow]{escape(state.id)}[/]: another live process is writing it; skipped"
                 )
         try:
             while self.pending or self.active:
@@ -608,11 +680,13 @@ class _Driver:
         if outcome.code == EXIT_OK:
             state.status = "completed"
             cost = f", ${state.cost_usd:,.4f}" if state.cost_usd else ""
-            self.display.note(f"[green]done[/] {state.id}{cost}")
+            self.display.note(f"[green]done[/] {escape(state.id)}{cost}")
             return
         if outcome.code == EXIT_LOCKED:
             state.status = "locked"
-            self.display.note(f"[yellow]{state.id}[/]: {outcome.error}; skipped")
+            self.display.note(
+                f"[yellow]{escape(state.id)}[/]: {escape(str(outcome.error))}; skipped"
+            )
             return
         error = outcome.error or "failed"
         state.errors.append(f"attempt {state.attempts}: {error}")
@@ -621,15 +695,15 @@ class _Driver:
             state.status = "pending"
             self.pending.append(state.id)
             self.display.note(
-                f"[yellow]retry[/] {state.id} (attempt {state.attempts} of "
-                f"{self.options.retries + 1} failed: {first_line})"
+                f"[yellow]retry[/] {escape(state.id)} (attempt {state.attempts} of "
+                f"{self.options.retries + 1} failed: {escape(first_line)})"
             )
         else:
             state.status = "failed"
             log = log_path(self.result.sweep_dir, state.id)
             self.display.note(
-                f"[bold red]failed[/] {state.id} after {state.attempts} attempt(s): "
-                f"{first_line} (log: {log})"
+                f"[bold red]failed[/] {escape(state.id)} after {state.attempts} attempt(s): "
+                f"{escape(first_line)} (log: {escape(str(log))})"
             )
 
     def stop_all(self, status: str) -> None:
@@ -655,7 +729,7 @@ class _Driver:
         self.display.note(
             f"[bold yellow]cost limit reached:[/] ${self.result.total_cost:,.4f} spent of "
             f"${self.options.cost_limit:,.2f}; {len(left)} run(s) not done: "
-            + ", ".join(left[:10])
+            + escape(", ".join(left[:10]))
             + (" …" if len(left) > 10 else "")
             + ". Run the same command with a higher --cost-limit to continue them."
         )
@@ -689,7 +763,7 @@ def run_sweep(
     display = SweepDisplay(console, plan.name, len(plan.entries), options.cost_limit, quiet)
     with display:
         for note in notes:
-            display.note(note)
+            display.note(note, markup=False)  # plain text: ids and paths, no styles
         _Driver(result, options, display, factory).run()
     write_json(sweep_dir / SWEEP_SUMMARY, result.to_dict())
     return result

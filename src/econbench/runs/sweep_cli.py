@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from econbench.runs.limits import int_option
+from econbench.runs.limits import CONFIRM_ABOVE, int_option
 
 if TYPE_CHECKING:
     from econbench.runs.cost_estimate import PlanEstimate
@@ -112,6 +112,25 @@ def _print_estimate(plan: Plan, like: Path | None) -> None:
         )
 
 
+def confirm_size(plan: Plan, unit: str, *, yes: bool, interactive: bool | None = None) -> None:
+    """Above :data:`CONFIRM_ABOVE` entries, ask on a terminal (``SweepError`` when the answer
+    is no) and require ``yes`` elsewhere (a one-line ``SweepError`` saying so)."""
+    from econbench.runs.sweep import SweepError
+
+    count = len(plan.entries)
+    if yes or count <= CONFIRM_ABOVE:
+        return
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    if not interactive:
+        raise SweepError(
+            f"the sweep has {count:,} {unit}s (more than {CONFIRM_ABOVE}); pass --yes to run "
+            "them all, or list fewer values"
+        )
+    if not typer.confirm(f"Run all {count:,} {unit}s?", default=False, err=True):
+        raise SweepError(f"not started: the {count:,} {unit}s were not confirmed")
+
+
 def _note_other_experiment(plan: Plan, sweep_dir: Path) -> None:
     """Dry run: say whether running would need --force, and why."""
     from econbench.runs.layout import SWEEP, read_json
@@ -204,7 +223,13 @@ def sweep_command(
         check_plan,
         load_plan,
     )
-    from econbench.runs.sweep import SweepError, SweepOptions, results_table, run_sweep
+    from econbench.runs.sweep import (
+        SweepError,
+        SweepOptions,
+        plan_outline,
+        results_table,
+        run_sweep,
+    )
 
     try:
         cache_path = cache_path_from_option(cache)
@@ -247,6 +272,8 @@ def sweep_command(
         else:
             typer.echo("every entry checks out (dry run: nothing was run)")
         return
+    if not quiet:
+        typer.echo(f"sweep {plan.name}: {plan_outline(plan, 'run')} → {options.out}")
     try:
         with _sigterm_as_interrupt():
             console = Console(file=sys.stderr)  # not the inline backend's redirected stderr

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -289,6 +290,16 @@ class PriceTable:
         if not key:
             raise ValueError("register_price needs a model name")
         self._overrides[_canonical(key)] = price
+
+    def overlay(self, prices: Mapping[str, Price]) -> PriceTable:
+        """A new table: this one's prices with ``prices`` (model name -> price) over them,
+        e.g. the prices a run's model settings give; this table is not changed."""
+        table = PriceTable(version=self.version)
+        table._base = dict(self._base)
+        table._overrides = dict(self._overrides)
+        for model, price in prices.items():
+            table.register(model, price)
+        return table
 
     def clear_overrides(self) -> None:
         self._overrides.clear()

@@ -49,7 +49,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from operator import is_
 from pathlib import Path
 from typing import Any
@@ -203,8 +203,10 @@ that do not use them keep their keys (recordings and caches made before them sti
 
 
 def config_dict(config: GenerateConfig) -> dict[str, Any]:
-    """The settings that shape a reply; ``timeout_s`` only bounds the wait, so it is left out."""
-    data = asdict(config)
+    """The settings that shape a reply; ``timeout_s`` only bounds the wait, so it is left out.
+    (Read, never changed: ``extra``'s values are the config's own, not copies.)"""
+    data = {f.name: getattr(config, f.name) for f in fields(config)}
+    data["extra"] = dict(config.extra)
     data.pop("timeout_s", None)
     for field, unset in _UNSET_CONFIG:
         if data.get(field) == unset:

@@ -421,8 +421,9 @@ def _redact(text: str, secret: str | None) -> str:
 
 
 class PricedProvider(ModelProvider):
-    """A concrete provider plus what the harness adds: cost from the price table, the
-    model's settings, and a last guard that no error message carries its key."""
+    """A concrete provider plus what the harness adds: cost from the price table (or from
+    the price the model's settings give it, which comes first), the model's settings, and a
+    last guard that no error message carries its key."""
 
     def __init__(
         self,
@@ -439,7 +440,7 @@ class PricedProvider(ModelProvider):
         self.context_window = self.settings.context_window or getattr(
             inner, "context_window", ModelProvider.context_window
         )
-        self._prices = prices or DEFAULT_PRICES
+        self._prices = configured_prices(self.settings, prices or DEFAULT_PRICES, name)
         self._secret = secret
 
     def __repr__(self) -> str:
@@ -482,6 +483,12 @@ class PricedProvider(ModelProvider):
         if cost is not None or output.cost_usd is None:
             output.cost_usd = cost
         return output
+
+
+def configured_prices(settings: ModelSettings, prices: PriceTable, name: str) -> PriceTable:
+    """``prices`` with the price ``settings`` give model ``name``, if they give one."""
+    own = settings.price()
+    return prices if own is None else prices.overlay({name: own})
 
 
 def build_provider(

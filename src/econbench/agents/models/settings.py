@@ -13,13 +13,21 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from econbench.agents.models import providers
 from econbench.agents.models.errors import ModelConfigError
 
 if TYPE_CHECKING:
     from econbench.agents.models.base import GenerateConfig
+    from econbench.agents.models.pricing import Price
     from econbench.agents.models.retry import RetryPolicy
 
 LOCAL_ONLY_SETTINGS = ("adapter", "device", "dtype", "top_p", "seed")
@@ -34,6 +42,16 @@ OPENAI_ONLY_SETTINGS = (
 """The wire-form settings of the OpenAI providers (``econbench.agents.models.compat``)."""
 RETRY_SETTINGS = ("max_retries", "max_backoff_s")
 """Written only when set, like the wire forms, so existing configs keep their hashes."""
+PRICE_SETTINGS = (
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cached_input_usd_per_mtok",
+    "cache_write_usd_per_mtok",
+)
+"""A model's own price, USD per million tokens (``ModelSettings.price``); written only when
+set, like the wire forms."""
+MAX_USD_PER_MTOK = 1_000_000.0
+"""A price per million tokens beyond any model's: a larger value is a typo."""
 PAPER_STYLE_PROVIDERS = providers.with_style("paper")
 """The providers ``request_style = "paper"`` applies to (the paper's ``RawChat`` backends),
 from their records (``econbench.agents.models.providers``)."""
@@ -105,6 +123,21 @@ class ModelSettings(BaseModel):
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)
     """Mixed into every request's sampling seed (the same request gets the same reply)."""
+    # The model's price (USD per million tokens), over the built-in price table's:
+    input_usd_per_mtok: float | None = Field(None, ge=0.0, le=MAX_USD_PER_MTOK, allow_inf_nan=False)
+    """Uncached prompt tokens. Setting a price needs this and ``output_usd_per_mtok``."""
+    output_usd_per_mtok: float | None = Field(
+        None, ge=0.0, le=MAX_USD_PER_MTOK, allow_inf_nan=False
+    )
+    """Output tokens, reasoning included."""
+    cached_input_usd_per_mtok: float | None = Field(
+        None, ge=0.0, le=MAX_USD_PER_MTOK, allow_inf_nan=False
+    )
+    """Prompt tokens read from the provider's cache (default: the input price, never less)."""
+    cache_write_usd_per_mtok: float | None = Field(
+        None, ge=0.0, le=MAX_USD_PER_MTOK, allow_inf_nan=False
+    )
+    """Prompt tokens written to the cache (default: the input price; Anthropic: 1.25x)."""
 
     @field_validator("api_key_env")
     @classmethod
@@ -126,12 +159,45 @@ class ModelSettings(BaseModel):
             raise ValueError(f"compat must be one of {', '.join(PROFILES)}")
         return value.strip().lower() if value is not None else None
 
+    @model_validator(mode="after")
+    def _whole_price(self) -> ModelSettings:
+        """A price names at least its input and output rates: one alone would price the
+        other kind of token at nothing."""
+        given = [f for f in PRICE_SETTINGS if getattr(self, f) is not None]
+        missing = [f for f in PRICE_SETTINGS[:2] if getattr(self, f) is None]
+        if given and missing:
+            raise ValueError(
+                f"a model's price needs input_usd_per_mtok and output_usd_per_mtok; "
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
+            )
+        return self
+
+    def price(self) -> Price | None:
+        """The price these settings give the model (source ``"config"``), or ``None`` when
+        they give none and the built-in price table applies. Unset cache rates are the input
+        rate: no discount and no premium, which never under-reports a cost."""
+        if self.input_usd_per_mtok is None or self.output_usd_per_mtok is None:
+            return None
+        from econbench.agents.models.pricing import Price
+
+        def rate(value: float | None) -> float:
+            return float(self.input_usd_per_mtok if value is None else value)
+
+        return Price(
+            input=float(self.input_usd_per_mtok),
+            cached_input=rate(self.cached_input_usd_per_mtok),
+            cache_write=rate(self.cache_write_usd_per_mtok),
+            output=float(self.output_usd_per_mtok),
+            source="config",
+            note="from the run's model settings",
+        )
+
     @model_serializer(mode="wrap")
     def _without_unset_wire_forms(self, handler: Any) -> dict[str, Any]:
-        """The wire-form fields appear only when set, so the ``config.json`` and experiment
-        hashes of every config that does not use them stay what they were."""
+        """The wire-form, retry and price fields appear only when set, so the ``config.json``
+        and experiment hashes of every config that does not use them stay what they were."""
         data = handler(self)
-        for field in (*OPENAI_ONLY_SETTINGS, *RETRY_SETTINGS):
+        for field in (*OPENAI_ONLY_SETTINGS, *RETRY_SETTINGS, *PRICE_SETTINGS):
             if data.get(field, "") is None:
                 del data[field]
         if data.get("request_style") == "econbench":

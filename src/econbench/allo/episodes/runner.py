@@ -660,7 +660,7 @@ def summary_of(spec: CellSpec, framing: Framing, episodes: Sequence[Episode]) ->
         "instances": spec.instances,
         "generator": spec.config.generator,
         "stream_budget": spec.stream_budget,
-        "cost": float(spec.cost),
+        "build_cost": float(spec.cost),  # the build charge K (``cost_usd`` is the model's)
         "budget": spec.budget,
         **stats,
         "unresolved_turns": sum(e.unresolved for e in episodes),

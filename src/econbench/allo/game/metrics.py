@@ -314,9 +314,10 @@ def summarize(
     }
 
 
-LEGACY_NAMES: dict[str, str] = {"lateness_mean": "lateness1_mean"}
+LEGACY_NAMES: dict[str, str] = {"lateness_mean": "lateness1_mean", "cost": "build_cost"}
 """Summary keys under their earlier names → their current names (the 1-based lateness was
-``lateness_mean`` before the paper's 0-based one was added beside it)."""
+``lateness_mean`` before the paper's 0-based one was added beside it; the build charge K was
+``cost``, beside the model's ``cost_usd``)."""
 
 
 def read_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from econbench.agents.models.base import ModelError, ProviderWrap
+from econbench.agents.models.human import is_human
 from econbench.allo.episodes.actors import ActorFactory, PolicyActorFactory
 from econbench.allo.episodes.runner import (
     CellSpec,
@@ -94,9 +95,12 @@ def run_cell(
     label: str | None = None,
     resume: bool = False,
     force: bool = False,
+    seat: Any = None,
 ) -> dict[str, Any]:
     """Play ``spec`` and write ``episodes.jsonl``, ``summary.json``, ``config.json`` and
-    ``meta.json`` (plus ``record.sqlite`` when a model plays).
+    ``meta.json`` (plus ``record.sqlite`` when a model or a person plays: a person,
+    ``human:<name>``, plays in the model's seat through ``seat``, an
+    ``econbench.agents.models.human.Seat``, and is recorded and resumed as a model is).
 
     Each finished episode is one complete line of ``episodes.jsonl``, sealed after it by
     ``checkpoint.json`` (the config, and the length and hash of the episodes so far). With
@@ -125,14 +129,14 @@ def run_cell(
         raise
     try:
         wrap = provider_wrap
-        if wrap is None and actor_factory is None and "/" in spec.policy:
+        if wrap is None and actor_factory is None and _plays_by_calls(spec.policy):
             from econbench.agents.models.wraps import make_provider_wrap
 
             wrap = make_provider_wrap(record=out / RECORD, cache=cache)
         if wrap is not None:  # the episode in flight replays its recorded calls first
             wrap = TailFirstWrap(wrap)
         try:
-            factory = actor_factory or make_factory(spec, models, wrap=wrap)
+            factory = actor_factory or make_factory(spec, models, wrap=wrap, seat=seat)
             config = cell_config(spec, framing, factory)
             opened = _open_cell(spec, out, config, resume=resume, force=force)
             if isinstance(wrap, TailFirstWrap):
@@ -147,6 +151,12 @@ def run_cell(
         )
     finally:
         lock.release()
+
+
+def _plays_by_calls(policy: str) -> bool:
+    """Whether ``policy`` plays through model calls that the cell records: a model's, or a
+    person's (``human:<name>``) in the model's seat."""
+    return "/" in policy or is_human(policy)
 
 
 def _remove(created: Path | None) -> None:
@@ -184,6 +194,10 @@ def _builds(factory: ActorFactory, policy: str) -> bool:
         return False
     if isinstance(factory, PolicyActorFactory):
         return True
+    if is_human(policy):  # a person, in the model's seat
+        from econbench.runs.play.allo_actor import HumanActorFactory
+
+        return isinstance(factory, HumanActorFactory)
     from econbench.runs.allo.llm_actor import LLMActorFactory  # loaded only for a model's cell
 
     return isinstance(factory, LLMActorFactory)
@@ -278,7 +292,7 @@ def _play_episodes(
     (out / SUMMARY).unlink(missing_ok=True)
     write_json(out / CONFIG, config)
     cost = _cost_so_far(done)
-    paid = "/" in spec.policy
+    paid = _plays_by_calls(spec.policy)  # a model's calls, or a person's moves: kept durably
 
     def checkpoint() -> None:
         head = {

@@ -33,7 +33,7 @@ from rich.table import Table
 
 from econbench.agents.models import providers
 from econbench.agents.models.cache import cache_path_from_option
-from econbench.agents.models.registry import ModelSettings
+from econbench.agents.models.registry import MissingKeyError, ModelSettings
 from econbench.allo.episodes.actors import ActorFactory
 from econbench.allo.episodes.runner import PAPER_TASKS, CellSpec, Episode
 from econbench.allo.framings import FRAMINGS, PROTOCOLS, SKIN_NAMES, takes_skin
@@ -54,8 +54,19 @@ from econbench.runs.allo.cell import (
     run_cell,
 )
 from econbench.runs.allo.factory import make_factory
+from econbench.runs.allo.run_cost import cell_estimate as _cell_estimate
+from econbench.runs.allo.run_cost import cell_usage_table, dry_run_cell
+from econbench.runs.allo.run_cost import cost_guard as _cost_guard
+from econbench.runs.allo.run_cost import stopped_at_limit as _stopped_at_limit
+from econbench.runs.cost_preflight import (
+    CostLimitError,
+    announce,
+    check_affordable,
+    check_cost_limit,
+)
 from econbench.runs.experiment import ExperimentError, Plan, format_errors
 from econbench.runs.limits import (
+    CONFIRM_ABOVE,
     MAX_BUDGET,
     MAX_COST,
     MAX_ENTRIES,
@@ -85,7 +96,7 @@ SURFACE_COLUMNS = [
     "generator",
     "stream_budget",
     "budget",
-    "cost",
+    "build_cost",
     "episodes",
     "score",
     "score_mean",
@@ -331,8 +342,11 @@ def _condition(condition: str | None, protocol: str) -> str:
         raise UsageError(str(exc)) from None
 
 
-def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> ActorFactory:
-    """Validate one cell completely (framing, skin, policy, numbers); return its actor factory."""
+def _check(
+    spec: CellSpec, models: dict[str, ModelSettings] | None = None, *, check_keys: bool = True
+) -> ActorFactory | None:
+    """Validate one cell completely (framing, skin, policy, numbers); return its actor factory.
+    Without ``check_keys`` (a dry run) a model's missing API key is no error: ``None``."""
     if spec.framing not in FRAMINGS:
         raise UsageError(
             f"unknown framing {spec.framing!r}{did_you_mean(spec.framing, FRAMINGS)}; "
@@ -351,6 +365,8 @@ def _check(spec: CellSpec, models: dict[str, ModelSettings] | None = None) -> Ac
         spec.validate()
         return make_factory(spec, models)
     except (ValueError, KeyError) as exc:
+        if not check_keys and isinstance(exc, MissingKeyError):
+            return None
         message = exc.args[0] if exc.args else str(exc)
         raise UsageError(str(message)) from None
 
@@ -433,7 +449,7 @@ _SWEEP_COLUMNS = [
     ("framing", "rung"),
     ("policy", "policy"),
     ("budget", "B"),
-    ("cost", "K"),
+    ("build_cost", "K"),
     ("score", "score"),
     ("first_sight_rate", "1st-sight"),
     ("utility_mean", "utility"),
@@ -454,13 +470,25 @@ def _run_table(summary: dict[str, Any], title: str) -> Table:
 
 
 def _sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """One row per sweep cell."""
+    """One row per sweep cell; fits 80 columns: numbers are never cut, a long policy (a
+    model's name) folds onto more lines."""
     table = Table(title=title)
-    for _, header in _SWEEP_COLUMNS:
-        table.add_column(header, justify="right")
+    for key, header in _SWEEP_COLUMNS:
+        if key == "policy":
+            table.add_column(header, overflow="fold", min_width=8)
+        else:
+            table.add_column(header, justify="right", no_wrap=True)
     for row in rows:
-        table.add_row(*(_fmt(row.get(key)) for key, _ in _SWEEP_COLUMNS))
+        table.add_row(*(escape(_sweep_cell(key, row.get(key))) for key, _ in _SWEEP_COLUMNS))
     return table
+
+
+def _sweep_cell(key: str, value: Any) -> str:
+    """A sweep table's cell, as short as it can be read: K as written (``10``), utility and
+    OPT to one decimal, rates to three."""
+    if isinstance(value, float) and key in ("build_cost", "utility_mean", "opt_mean"):
+        return f"{value:g}" if key == "build_cost" else f"{value:,.1f}"
+    return _fmt(value)
 
 
 Cell = tuple[CellSpec, ActorFactory, Path]
@@ -472,9 +500,11 @@ def _run_cells(
     cache: Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,
+    cost_limit: float | None = None,
 ) -> list[dict[str, Any]]:
     """Play each cell into its directory; a cell already there is continued (its finished
-    episodes kept) unless ``overwrite``."""
+    episodes kept) unless ``overwrite``. With ``cost_limit`` a model's cell stops once its
+    calls (its finished episodes' included) have cost that much."""
     framings: dict[str, Framing] = {}
     summaries = []
     total = sum(len(spec.seeds) for spec, _, _ in cells)
@@ -517,12 +547,14 @@ def _run_cells(
                     on_turn=turn_begins if turns is not None else None,
                     cache=cache,
                     resume=continues_cell(out, overwrite),
+                    provider_wrap=_cost_guard(spec, out, cache, cost_limit, overwrite),
                 )
             except (CellResumeError, RunLockedError) as exc:
                 progress.stop()
                 _fail(_refusal(out, exc) if isinstance(exc, CellResumeError) else str(exc))
             except CellStopped as exc:
                 progress.stop()
+                _stopped_at_limit(exc, out, console)
                 console.print(
                     f"[bold red]stopped:[/] {escape(str(exc))}", soft_wrap=True, highlight=False
                 )
@@ -555,7 +587,13 @@ def run(
         str | None, typer.Option(help='Seeds, e.g. "2000-2023" or "1,5,9-12".')
     ] = None,
     seed: Annotated[int, typer.Option(help="First seed for --episodes.", **WHOLE_NUMBER)] = 2000,
-    cost: Annotated[float, typer.Option(help="Build charge K (points per build).")] = 0.0,
+    cost: Annotated[
+        float,
+        typer.Option(
+            help="Build charge K: game points per tool build (not dollars; the summary's "
+            "build_cost)."
+        ),
+    ] = 0.0,
     budget: Annotated[int, typer.Option(help="Build budget B.", **WHOLE_NUMBER)] = 3,
     tasks: Annotated[
         int,
@@ -583,11 +621,32 @@ def run(
     quiet: Annotated[
         bool, typer.Option(help="No progress display; print only the cell's directory.")
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the cost estimate (model calls, tokens, dollars) and stop; nothing "
+            "is run or written.",
+        ),
+    ] = False,
+    cost_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--cost-limit",
+            metavar="USD",
+            help="Refuse to start when the estimate is over this many dollars, and stop the "
+            "cell (resumable) once its model calls have cost this much.",
+        ),
+    ] = None,
 ) -> None:
     """Play one configuration and write episodes.jsonl, summary.json and config.json.
 
     Over a cell that was killed or stopped, the episodes it finished are kept and only the
-    missing ones are played (the settings must be the same); --overwrite starts it over."""
+    missing ones are played (the settings must be the same); --overwrite starts it over.
+    Before a model plays, its estimated cost is printed on stderr (--dry-run: only that).
+
+    Exit codes: 0 done, 1 stopped (a model failure), 2 bad input, 3 stopped by
+    --cost-limit, 130 interrupted."""
     try:
         cache_path = _cache(cache)
         models = _models(config)
@@ -607,16 +666,28 @@ def run(
             condition=chosen,
             instances=instances.strip().lower(),
         )
-        factory = _check(spec, models)
-        target = _out_dir(out if out is not None else DEFAULT_OUT / spec.slug())
-        _continues(target, overwrite)
+        check_cost_limit(cost_limit)
+        factory = _check(spec, models, check_keys=not dry_run)
+        target = out if out is not None else DEFAULT_OUT / spec.slug()
+        if dry_run:
+            dry_run_cell(spec, models, target, overwrite)
+            return
+        _out_dir(target)
+        continuing = _continues(target, overwrite)
         _sandbox_preflight([spec], sandbox_allow_weak)
-    except UsageError as exc:
+        if "/" in spec.policy:
+            estimate, spent = _cell_estimate(spec, models, target, continuing)
+            check_affordable(estimate, cost_limit, spent)
+            if not quiet:
+                announce(estimate, Console(stderr=True), "Cost estimate of this cell", who=None)
+    except (UsageError, CostLimitError) as exc:
         _fail(str(exc))
     console = Console(stderr=True)
     try:
         _presolve(spec, factory, console, quiet)
-        [summary] = _run_cells([(spec, factory, target)], console, cache_path, overwrite, quiet)
+        [summary] = _run_cells(
+            [(spec, factory, target)], console, cache_path, overwrite, quiet, cost_limit
+        )
     except KeyboardInterrupt:
         console.print(
             f"[bold red]interrupted:[/] the episodes finished so far are kept in "
@@ -630,6 +701,9 @@ def run(
         typer.echo(str(target))
         return
     Console().print(_run_table(summary, f"AlloBench {spec.framing} · {spec.policy}"))
+    usage = cell_usage_table(summary)
+    if usage is not None:
+        Console().print(usage)
     typer.echo(f"wrote {target}/episodes.jsonl, summary.json, config.json")
 
 
@@ -691,8 +765,21 @@ def sweep(
         str | None, typer.Option(help="Ray cluster to join (with --backend ray).")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help=f"Run a grid of more than {CONFIRM_ABOVE} cells without asking (required "
+            "when not on a terminal).",
+        ),
+    ] = False,
 ) -> None:
     """Run every (framing, policy, budget, cost) cell; write per-cell files and surface.csv.
+
+    The grid is every framing × policy × budget × build charge: the defaults alone are
+    1 × 2 × 3 × 4 = 24 cells. Its size and axes are printed first; a grid of more than 24
+    cells asks before it starts (--yes answers; off a terminal, --yes is required).
 
     A front for the ``econbench sweep`` engine: the cells are an experiment's matrix, run
     --workers at a time, each in OUT/<cell>/, with OUT/sweep.json, OUT/sweep_summary.json
@@ -704,7 +791,14 @@ def sweep(
 
     Exit codes: 0 all cells completed, 1 some failed, 2 bad input, 3 incomplete (cost
     limit, or cells held by another process), 130 interrupted."""
-    from econbench.runs.sweep import SweepError, SweepOptions, results_table, run_sweep
+    from econbench.runs.sweep import (
+        SweepError,
+        SweepOptions,
+        plan_outline,
+        results_table,
+        run_sweep,
+    )
+    from econbench.runs.sweep_cli import confirm_size
 
     try:
         cache_path = _cache(cache)
@@ -777,6 +871,8 @@ def sweep(
             runs_dir="",
         )
         options.check()
+        typer.echo(f"allo sweep: {plan_outline(plan, 'cell')} → {out}")
+        confirm_size(plan, "cell", yes=yes)
         _sandbox_preflight(specs, sandbox_allow_weak)
     except SweepError as exc:
         _fail(str(exc))
@@ -859,18 +955,23 @@ def _clear_cells(cell_dirs: list[Path]) -> None:
 
 def _completed_summaries(cell_dirs: list[Path]) -> list[dict[str, Any]]:
     """Each completed cell's ``summary.json`` (in the sweep's order), for ``surface.csv``."""
+    from econbench.allo.game.metrics import read_summary
     from econbench.runs.layout import SUMMARY, read_json
 
     rows = []
     for cell_dir in cell_dirs:
         summary = read_json(cell_dir / SUMMARY)
         if isinstance(summary, dict) and summary.get("status", "completed") == "completed":
-            rows.append({**summary, "dir": str(cell_dir)})
+            rows.append({**read_summary(summary), "dir": str(cell_dir)})  # old names read too
     return rows
 
 
 def surface_row(summary: dict[str, Any]) -> dict[str, Any]:
-    """One ``surface.csv`` row from a cell summary (missing values are empty)."""
+    """One ``surface.csv`` row from a cell summary (missing values are empty; an old
+    summary's names are read as the current ones)."""
+    from econbench.allo.game.metrics import read_summary
+
+    summary = read_summary(summary)
     lo, hi = (summary.get("score_ci") or [None, None])[:2]
     row = {key: summary.get(key) for key in SURFACE_COLUMNS}
     row.update(score_ci_lo=lo, score_ci_hi=hi)
@@ -897,6 +998,10 @@ from econbench.runs.allo.train_cli import register as _register_train  # noqa: E
 
 _register_yardstick(app, int_option)  # the allo layer may not import runs.limits
 _register_train(app)
+
+from econbench.runs.play.allo_cli import register as _register_play  # noqa: E402
+
+_register_play(app)
 
 
 @app.command("import")

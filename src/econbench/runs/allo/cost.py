@@ -12,7 +12,7 @@ basis is per episode.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from econbench.agents.models.pricing import PriceTable
 from econbench.runs.cost_estimate import (
@@ -28,6 +28,9 @@ from econbench.runs.cost_estimate import (
 from econbench.runs.experiment import Entry
 from econbench.runs.layout import SUMMARY, read_json
 
+if TYPE_CHECKING:
+    from econbench.allo.episodes.runner import CellSpec
+
 ALLO_OUTPUT_TOKENS_PER_CALL = 200
 """AlloBench output tokens per call (econbench's assumption: one decision tool call and a
 short reason)."""
@@ -37,12 +40,19 @@ PROBE_POLICY = "never"
 
 def framing_basis(entry: Entry) -> CallBasis:
     """Calls and prompt sizes per episode of the entry's framing, from its own texts."""
-    from econbench.allo.episodes.actors import PolicyActorFactory
-    from econbench.allo.episodes.runner import play_episode
-    from econbench.allo.game.stream import generate_stream
     from econbench.runs.allo.experiment import cell_of
 
     spec, _ = cell_of(entry)
+    return spec_basis(spec)
+
+
+def spec_basis(spec: CellSpec) -> CallBasis:
+    """Calls and prompt sizes per episode of a cell's framing (and its tasks per episode),
+    from its own texts."""
+    from econbench.allo.episodes.actors import PolicyActorFactory
+    from econbench.allo.episodes.runner import play_episode
+    from econbench.allo.game.stream import generate_stream
+
     framing = spec.make_framing()
     stream = generate_stream(spec.seeds[0], spec.stream_config)
     factory = PolicyActorFactory(
@@ -88,6 +98,17 @@ def like_basis(run_dir: Path) -> CallBasis:
         "episode",
         str(run_dir),
     )
+
+
+def cell_estimate(spec: CellSpec, episodes: int, prices: PriceTable) -> PlanEstimate:
+    """The model calls, tokens and dollars of ``episodes`` episodes of one cell (``allo
+    run``), measured on the cell's own framing and tasks per episode."""
+    out = EntryEstimate(spec.slug())
+    if "/" not in spec.policy or episodes <= 0:
+        return PlanEstimate([out], "no model calls")
+    basis = spec_basis(spec)
+    out.actors.append(actor_estimate("cell", spec.policy, basis, float(episodes), prices))
+    return PlanEstimate([out], basis.source)
 
 
 def entry_estimate(entry: Entry, basis: CallBasis | None, prices: PriceTable) -> EntryEstimate:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from econbench.agents.models.base import ProviderWrap
+from econbench.agents.models.human import is_human
 from econbench.agents.models.registry import check_keys
 from econbench.agents.models.settings import (
     OPENAI_ONLY_SETTINGS,
@@ -23,10 +24,18 @@ from econbench.allo.paper.conditions import Condition, get_condition
 
 
 def make_factory(
-    spec: CellSpec, models: dict[str, Any] | None = None, wrap: ProviderWrap | None = None
+    spec: CellSpec,
+    models: dict[str, Any] | None = None,
+    wrap: ProviderWrap | None = None,
+    seat: Any = None,
 ) -> ActorFactory:
     """The actor factory for ``spec.policy``: a model (``provider/model``, its API key checked
-    now, before anything runs) or a reference policy name."""
+    now, before anything runs), a person (``human:<name>``, who plays through ``seat``:
+    ``econbench allo play``) or a reference policy name."""
+    if is_human(spec.policy):
+        from econbench.runs.play.allo_actor import HumanActorFactory
+
+        return HumanActorFactory(spec.policy, seat, wrap=wrap)
     if "/" in spec.policy:
         from econbench.runs.allo.llm_actor import LLMActorFactory
 

@@ -417,7 +417,7 @@ def import_cell(
         "policy": policy,
         "skin": folder.skin,
         "protocol": "paper",
-        "cost": k,
+        "build_cost": k,
         "budget": b,
         **stats,
         "unresolved_turns": sum(int(r["unresolved_turns"]) for r in records),
@@ -522,7 +522,7 @@ def write_cell(cell: ImportedCell, out: Path) -> Path:
     label = (
         f"{cell.config['policy']} {cell.config['framing']}"
         f"{'' if cell.config['skin'] == 'default' else ':' + cell.config['skin']}"
-        f" B={cell.config['budget']} K={cell.summary['cost']:g}"
+        f" B={cell.config['budget']} K={cell.config['cost']:g}"
     )
     write_json(d / META, run_metadata("allo", cell.config["seeds"][0], label))
     return d

@@ -77,9 +77,8 @@ def turns_frame(episode_rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def _allo_provisional(config: dict[str, Any], episodes: pd.DataFrame) -> dict[str, Any]:
     """The headline metrics of a cell without ``summary.json``, from its finished episodes."""
-    row: dict[str, Any] = {
-        k: config.get(k) for k in ("framing", "policy", "skin", "cost", "budget")
-    }
+    row: dict[str, Any] = {k: config.get(k) for k in ("framing", "policy", "skin")}
+    row.update(build_cost=config.get("cost"), budget=config.get("budget"))  # as summary.json
     n = len(episodes)
     row["episodes"] = n
     if n:

@@ -46,6 +46,7 @@ from typing import Any
 
 import pandas as pd
 
+from econbench.agents.models.human import is_human
 from econbench.allo.framings import SKIN_NAMES, framing_class, ladder_order
 from econbench.allo.game.metrics import paired_ratio_bootstrap
 from econbench.allo.paper.published import RUNGS as PAPER_RUNGS
@@ -181,7 +182,7 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "policy": policy,
-                "kind": "model" if "/" in policy else "reference",
+                "kind": actor_kind(policy),
                 "framing": framing_name(framing, skin)
                 + _variant(protocol, condition, len(protocols) > 1, len(conditions) > 1),
                 "rung": framing,
@@ -233,8 +234,18 @@ def allo_cells(episodes: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def actor_kind(policy: str) -> str:
+    """What plays a cell: ``model``, ``person`` (``human:<name>``) or ``reference`` (policy)."""
+    if is_human(policy):
+        return "person"
+    return "model" if "/" in policy else "reference"
+
+
 def _policy_order(policy: str) -> tuple[int, int, str]:
-    """Reference policies first, in the spec's order; models after, alphabetically."""
+    """Reference policies first, in the spec's order; models after, alphabetically; people
+    (``human:<name>``) last."""
+    if is_human(policy):
+        return (2, 0, policy)
     if "/" in policy:
         return (1, 0, policy)
     head = policy.split(":", 1)[0]
@@ -477,7 +488,7 @@ def ladder_table(
     shown_rows = []
     for policy in policies:
         mine = sel[sel["policy"] == policy]
-        row = {"policy": policy, "type": "model" if "/" in policy else "reference"}
+        row = {"policy": policy, "type": actor_kind(policy)}
         row |= _seed_columns(mine, framings)
         for framing in framings:
             hit = mine[mine["framing"] == framing]
@@ -490,6 +501,8 @@ def ladder_table(
     data = sel.assign(_p=sel["policy"].map(order), _f=sel["framing"].map(fr_order))
     data = data.sort_values(["_p", "_f"]).drop(columns=["_p", "_f"]).reset_index(drop=True)
     notes = [_CELL_NOTE, "Reference policies (no model) are listed first, then models."]
+    if any(is_human(p) for p in policies):
+        notes.append("People (human:<name>, econbench allo play) follow the models, each apart.")
     notes += [_seed_note(sel), _TRIGGER_NOTE, *_beyond_paper_note(sel)]
     if any(_invalid(r) for r in data.to_dict("records")):
         notes.append(_INVALID_NOTE)

@@ -9,6 +9,10 @@ A policy object handed in from Python (``policies=``) is *custom*: the run recor
 ``custom:<qualified name>`` (:func:`custom_name`, :func:`recorded_config`) instead of the name
 the config gave that firm, so reports never pool it with the policy it replaced and a resume
 knows it cannot rebuild it.
+
+A person (``human:<name>``) plays through a *seat* the caller hands in (``seats=``: the
+terminal or the page of ``econbench coffee play``), in the same agent loop a model has
+(``econbench.runs.play.coffee_person``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from econbench.agents.models.human import is_human
 from econbench.coffee.config import FIRMS, is_model, role_of
 from econbench.coffee.policies import UnknownPolicyError, make_policy
 from econbench.coffee.sim import scripted_policy
@@ -25,6 +30,7 @@ from econbench.runs.resume import custom_name, is_custom
 
 if TYPE_CHECKING:  # the model side is imported only when a model plays
     from econbench.agents.models.base import ProviderWrap
+    from econbench.agents.models.human import Seat
     from econbench.agents.models.retry import ConcurrencyLimiter
     from econbench.agents.policy import Actor
     from econbench.agents.react import LLMAgent
@@ -85,10 +91,12 @@ def firm_policies(
     given: Mapping[str, Actor] | None = None,
     *,
     wrap: ProviderWrap | None = None,
+    seats: Mapping[str, Seat] | None = None,
 ) -> dict[str, Actor]:
     """Every firm's policy: the ``given`` ones first, then, in canonical firm order, an LLM
-    agent for a model name or the scripted policy (the order ``CoffeeRun`` starts them and
-    checkpoints their state in). The limiter is built only when a model plays."""
+    agent for a model name, a person's agent (seated in ``seats``) for ``human:<name>``, or
+    the scripted policy (the order ``CoffeeRun`` starts them and checkpoints their state in).
+    The limiter is built only when a model plays."""
     models_play = any(is_model(config.policy_for(f)) for f in FIRMS)
     limiter = run_limiter(config) if models_play else None
     policies = dict(given or {})
@@ -99,6 +107,13 @@ def firm_policies(
         if is_model(name):
             assert limiter is not None  # built above: a model plays
             policies[firm_id] = model_policy(name, firm_id, config, limiter=limiter, wrap=wrap)
+        elif is_human(name):
+            from econbench.runs.play.coffee_person import person_policy
+
+            seat = (seats or {}).get(firm_id)
+            if seat is None:
+                raise UnknownPolicyError(person_refusal(firm_id, name))
+            policies[firm_id] = person_policy(name, firm_id, config, seat, wrap=wrap)
         else:
             policies[firm_id] = scripted_policy(config, firm_id)
     return policies
@@ -120,14 +135,23 @@ def recorded_config(config: RunConfig, given: Mapping[str, Any]) -> RunConfig:
     return config.model_copy(update={"agents": agents})
 
 
-def validate_agents(config: RunConfig, given: Mapping[str, Any] | None = None) -> None:
-    """Fail before anything runs: unknown policies, bad model names, missing API keys, and a
-    custom player (``custom:…``) that no policy object in ``given`` plays."""
+def validate_agents(
+    config: RunConfig,
+    given: Mapping[str, Any] | None = None,
+    seats: Mapping[str, Any] | None = None,
+) -> None:
+    """Fail before anything runs: unknown policies, bad model names, missing API keys, a
+    custom player (``custom:…``) that no policy object in ``given`` plays, and a person
+    (``human:…``) with no seat in ``seats``."""
     models: list[str] = []
     for firm_id in FIRMS:
         if firm_id in (given or {}):
             continue
         name = config.policy_for(firm_id)
+        if is_human(name):
+            if firm_id not in (seats or {}):
+                raise UnknownPolicyError(person_refusal(firm_id, name))
+            continue
         if is_custom(name):
             raise UnknownPolicyError(
                 f"{firm_id} = {name!r} names a custom policy, which only Python can supply: "
@@ -144,3 +168,12 @@ def validate_agents(config: RunConfig, given: Mapping[str, Any] | None = None) -
         from econbench.agents.models.registry import check_keys
 
         check_keys(models, {name: config.model_settings(name) for name in models})
+
+
+def person_refusal(firm_id: str, actor: str) -> str:
+    """Why a firm a person plays cannot be played here, and where it can (one line)."""
+    return (
+        f"{firm_id} = {actor!r} is played by a person, who needs a seat: play it with "
+        f"`econbench coffee play --firm {firm_id}`, and continue a stopped game with "
+        "`econbench resume RUN_DIR` (add --open for the browser)"
+    )

@@ -17,6 +17,7 @@ from econbench.coffee.policies import UnknownPolicyError
 from econbench.runs.coffee.agents import validate_agents
 from econbench.runs.coffee.config import DEFAULT_CONDITION, RunConfig, load_config, parse_agents
 from econbench.runs.coffee.run import RunStopped, check_start, run_to_dir
+from econbench.runs.cost_preflight import announce, check_affordable, check_cost_limit
 from econbench.runs.limits import int_option
 from econbench.runs.lock import RunLockedError
 from econbench.runs.store import RunDirError, check_out_dir, default_run_dir
@@ -24,6 +25,11 @@ from econbench.runs.store import RunDirError, check_out_dir, default_run_dir
 if TYPE_CHECKING:  # Rich is imported where something is printed with it: --quiet needs none
     from rich.console import Console
     from rich.table import Table
+
+    from econbench.agents.models.registry import MissingKeyError
+    from econbench.runs.coffee.yardstick import Yardstick
+    from econbench.runs.cost_estimate import PlanEstimate
+    from econbench.runs.cost_guard import CostGuard
 
 PAPER_DAYS = 90
 """The paper's horizon: its headroom figures are comparable only for this economy."""
@@ -130,13 +136,37 @@ def run_command(
             "players passive and heuristic only). Overrides [run] condition."
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the cost estimate (per model-played firm: calls, tokens, dollars) "
+            "and stop; nothing is run or written.",
+        ),
+    ] = False,
+    cost_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--cost-limit",
+            metavar="USD",
+            help="Refuse to start when the estimate is over this many dollars, and stop the "
+            "run (resumable) once its model calls have cost this much (all seeds together).",
+        ),
+    ] = None,
 ) -> None:
-    """Run the coffee economy with scripted firms (no API key needed)."""
+    """Run the coffee economy: scripted firms (no API key needed) or models.
+
+    Before a model plays, its estimated cost is printed on stderr (--dry-run: only that).
+    Exit codes: 0 done, 1 stopped (a model failure, a full disk), 2 bad input, 3 stopped
+    by --cost-limit, 130 interrupted."""
     try:
         if seed is not None and seeds is not None:
             raise ValueError("give either --seed or --seeds, not both")
+        check_cost_limit(cost_limit)
         seed_list: list[int | None] = [seed] if seeds is None else list(parse_seed_text(seeds))
-        configs = [resolve_config(config_file, s, days, agent, condition) for s in seed_list]
+        configs, missing_keys = resolve_configs(
+            config_file, seed_list, days, agent, condition, dry_run
+        )
         cache_path = None
         if cache is not None:  # the cache module (sqlite3, records) only when asked for
             from econbench.agents.models.cache import cache_path_from_option
@@ -148,14 +178,28 @@ def run_command(
         else:
             parent = out or default_run_dir("coffee", "seeds" + seeds.replace(",", "_") + tag)
             outs = [parent / f"seed_{config.seed}" for config in configs]
-            check_run_dirs(outs, overwrite)
-    # ValueError covers RunDirError (a --seeds directory already in use)
+            if not dry_run:
+                check_run_dirs(outs, overwrite)
+        if dry_run or cost_limit is not None or any(plays_model(c) for c in configs):
+            estimate = run_estimate(configs, outs)
+            if dry_run:
+                dry_run_estimate(estimate, missing_keys)
+                return
+            check_affordable(estimate, cost_limit)
+            if not quiet:
+                announce(estimate, stderr_console(), "Cost estimate of this run")
+    # ValueError covers RunDirError (a --seeds directory already in use) and CostLimitError
     except (ConfigError, UnknownPolicyError, ModelConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     summaries = []
     bar = DayBar(quiet)
+    spent = 0.0
     for index, (config, run_dir) in enumerate(zip(configs, outs, strict=True)):
-        summaries.append(run_one(config, run_dir, bar, overwrite, cache_path, outs[index + 1 :]))
+        guard = cost_guard(config, run_dir, cache_path, cost_limit, spent)
+        summaries.append(
+            run_one(config, run_dir, bar, overwrite, cache_path, outs[index + 1 :], guard)
+        )
+        spent = guard.spent if guard is not None else spent
         if quiet:
             typer.echo(str(run_dir))
             continue
@@ -164,6 +208,7 @@ def run_command(
         if seeds is None:
             stdout_console().print(summary_table(summaries[-1]))
             print_usage(summaries)
+            print_yardstick(configs, summaries)
         if summaries[-1].get("ended_early"):
             stdout_console().print(
                 f"[yellow]The run of seed {config.seed} ended early: roaster_A went bankrupt "
@@ -176,6 +221,95 @@ def run_command(
     if seeds is not None and not quiet:
         stdout_console().print(seeds_table(summaries))
         print_usage(summaries)
+        print_yardstick(configs, summaries)
+
+
+def resolve_configs(
+    config_file: Path | None,
+    seed_list: list[int | None],
+    days: int | None,
+    agent: list[str],
+    condition: str | None,
+    dry_run: bool,
+) -> tuple[list[RunConfig], MissingKeyError | None]:
+    """Each seed's config, checked. A dry run goes on without the API keys a real run
+    needs (it calls no model) and returns what is missing, to say so."""
+    try:
+        configs = [resolve_config(config_file, s, days, agent, condition) for s in seed_list]
+    except ModelConfigError as exc:
+        from econbench.agents.models.registry import MissingKeyError
+
+        if not dry_run or not isinstance(exc, MissingKeyError):
+            raise
+        configs = [
+            load_config(config_file, {**_overrides(s, days, agent, condition)}) for s in seed_list
+        ]
+        return configs, exc
+    return configs, None
+
+
+def _overrides(
+    seed: int | None, days: int | None, agent: list[str], condition: str | None
+) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "days": days,
+        "agents": parse_agents(agent) or None,
+        "condition": condition,
+    }
+
+
+def plays_model(config: RunConfig) -> bool:
+    """Whether a model plays some firm of ``config`` (a run that will spend money)."""
+    from econbench.coffee.config import FIRMS, is_model
+
+    return any(is_model(config.policy_for(firm)) for firm in FIRMS)
+
+
+def run_estimate(configs: list[RunConfig], outs: list[Path]) -> PlanEstimate:
+    """The sweep's estimate of these runs (one entry per seed), each model priced as the run
+    will price it."""
+    from econbench.runs.cost_estimate import estimate_entries
+    from econbench.runs.experiment import Entry
+
+    entries = [
+        Entry(
+            id=run_dir.name,
+            label=f"seed {config.seed}",
+            benchmark="coffee",
+            params={},
+            config=config.model_dump(mode="json", by_alias=True),
+        )
+        for config, run_dir in zip(configs, outs, strict=True)
+    ]
+    return estimate_entries("coffee", entries)
+
+
+def dry_run_estimate(estimate: PlanEstimate, missing_keys: MissingKeyError | None) -> None:
+    """``--dry-run``: the estimate on stdout, and the keys a real run still needs."""
+    from econbench.runs.cost_preflight import dry_run
+
+    if len(estimate.entries) > 1:
+        for entry in estimate.entries:
+            for actor in entry.actors:
+                actor.actor = f"{entry.id} {actor.actor}"
+    dry_run(estimate, stdout_console(), "Cost estimate (coffee run --dry-run)")
+    if missing_keys is not None:
+        typer.echo(f"missing before a real run: set {', '.join(missing_keys.variables)}")
+
+
+def cost_guard(
+    config: RunConfig, out: Path, cache: Path | None, limit: float | None, spent: float
+) -> CostGuard | None:
+    """With ``--cost-limit``, the wrap that stops a model run once ``limit`` is spent
+    (``spent``: what the seeds before this one cost), around the run's own recording."""
+    if limit is None or not plays_model(config):
+        return None
+    from econbench.agents.models.wraps import make_provider_wrap
+    from econbench.runs.cost_guard import CostGuard
+    from econbench.runs.layout import RECORD
+
+    return CostGuard(make_provider_wrap(record=out / RECORD, cache=cache), limit, spent)
 
 
 def condition_suffix(config: RunConfig) -> str:
@@ -218,8 +352,10 @@ def run_one(
     overwrite: bool,
     cache: Path | None,
     not_started: list[Path],
+    guard: CostGuard | None = None,
 ) -> dict[str, Any]:
-    """Play one seed into ``out``; an error clears the bar and says what to do next."""
+    """Play one seed into ``out``; an error clears the bar and says what to do next.
+    ``guard`` (``--cost-limit``) is the run's provider wrap."""
     # What is loaded before the first seed lives as long as the command: kept out of the
     # collector's generations, a full collection mid-run no longer walks every module and
     # class (tens of milliseconds of a scripted run). Only once, so no seed's garbage is
@@ -230,7 +366,9 @@ def run_one(
         atexit.register(gc.freeze)
     bar.start(config.seed, config.days)
     try:
-        summary = run_to_dir(config, out, overwrite=overwrite, on_day=bar.day, cache=cache)
+        summary = run_to_dir(
+            config, out, overwrite=overwrite, on_day=bar.day, cache=cache, provider_wrap=guard
+        )
     except (RunDirError, RunLockedError) as exc:
         bar.clear()
         raise fail(str(exc)) from None
@@ -244,6 +382,8 @@ def run_one(
         raise typer.Exit(code=1) from None
     except RunStopped as exc:
         bar.clear()
+        if stopped_at_limit(exc, out, not_started):
+            raise typer.Exit(code=EXIT_COST_LIMIT) from None
         stopped(str(exc), not_started)
         raise typer.Exit(code=1) from None
     except KeyboardInterrupt:
@@ -256,6 +396,27 @@ def run_one(
         raise typer.Exit(code=130) from None
     bar.done()
     return summary
+
+
+EXIT_COST_LIMIT = 3
+"""``--cost-limit`` stopped the run (the sweep's exit code for an incomplete sweep)."""
+
+
+def stopped_at_limit(exc: RunStopped, out: Path, not_started: list[Path]) -> bool:
+    """Say so when ``--cost-limit`` stopped the run (and how to continue it); ``False``
+    when something else did."""
+    from econbench.runs.cost_guard import stopped_by_limit
+
+    reached = stopped_by_limit(exc)
+    if reached is None:
+        return False
+    stopped(
+        f"{reached}; the days played so far are kept in {out}: `econbench resume {out}` "
+        "continues the run (the calls made since its last checkpoint are replayed, not paid "
+        "again)",
+        not_started,
+    )
+    return True
 
 
 def stopped(message: str, not_started: list[Path]) -> None:
@@ -327,12 +488,29 @@ def day_progress() -> Any:
     )
 
 
+def _number_column(table: Table, header: str) -> None:
+    """A right-aligned column of numbers: never wrapped, so the layout shrinks the text
+    columns first (a number cut short would end in an ellipsis, which the tests refuse)."""
+    table.add_column(header, justify="right", no_wrap=True)
+
+
+def _text_column(table: Table, header: str, *, wrap: bool = True) -> None:
+    """A left-aligned name column; long names (models) fold onto further lines."""
+    table.add_column(header, no_wrap=not wrap, overflow="fold")
+
+
+def _money(value: float, signed: bool = False) -> str:
+    return f"{value:+,.2f}" if signed else f"{value:,.2f}"
+
+
 def usage_table(summaries: list[dict]) -> Table | None:
     """Model calls, tokens and cost of each model-played firm over ``summaries`` (one run or
-    every seed), or ``None`` when only scripted firms played. A cost with calls the price
-    table does not know is a lower bound (``≥``)."""
+    every seed), or ``None`` when only scripted firms played. Calls of a model with no price
+    show as ``unpriced`` (after the priced part, when some were priced: ``1.23 + unpriced``)."""
     from rich.markup import escape
     from rich.table import Table
+
+    from econbench.runs.cost_display import usd
 
     firms = [
         f for f in summaries[0]["firms"] if any(s["firms"][f].get("llm_calls") for s in summaries)
@@ -341,10 +519,10 @@ def usage_table(summaries: list[dict]) -> Table | None:
         return None
     runs = "" if len(summaries) == 1 else f", {len(summaries)} seeds together"
     table = Table(title=f"Model usage{runs}")
-    table.add_column("firm", no_wrap=True)
-    table.add_column("model", no_wrap=True)
-    for column in ("calls", "input tokens", "cached", "output tokens", "cost $"):
-        table.add_column(column, justify="right", no_wrap=True)
+    _text_column(table, "firm", wrap=False)
+    _text_column(table, "model")
+    for column in ("calls", "input\ntokens", "cached", "output\ntokens", "cost $"):
+        _number_column(table, column)
     for firm_id in firms:
         rows = [s["firms"][firm_id] for s in summaries]
         total = {k: sum(int(r.get(k) or 0) for r in rows) for k in USAGE_COUNTS}
@@ -354,7 +532,7 @@ def usage_table(summaries: list[dict]) -> Table | None:
             firm_id,
             escape(" | ".join(dict.fromkeys(r["policy"] for r in rows))),
             *(f"{total[k]:,}" for k in USAGE_COUNTS),
-            ("≥ " if unpriced else "") + (f"{priced:,.4f}" if priced < 1 else f"{priced:,.2f}"),
+            usd(priced, unpriced=unpriced),
         )
     return table
 
@@ -364,6 +542,7 @@ USAGE_COUNTS = ("llm_calls", "input_tokens", "cached_input_tokens", "output_toke
 
 
 def summary_table(summary: dict) -> Table:
+    """Every firm of one run: its player, score, revenue, activity and whether it is live."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -371,54 +550,199 @@ def summary_table(summary: dict) -> Table:
         title=f"CoffeeBench seed {summary['seed']}: {summary['days_run']} days, "
         f"{summary['deals']} deals, {summary['consumer_sales_kg']} kg sold to consumers"
     )
-    for column in ("firm", "policy", "net income", "revenue", "tool calls", "idle days", "status"):
-        table.add_column(
-            column, justify="left" if column in ("firm", "policy") else "right", no_wrap=True
-        )
+    _text_column(table, "firm", wrap=False)
+    _text_column(table, "policy")
+    for column in ("net income", "revenue", "tool\ncalls", "idle\ndays"):
+        _number_column(table, column)
+    _text_column(table, "status")
     for firm_id, row in summary["firms"].items():
         table.add_row(
             firm_id,
             escape(row["policy"]),
-            f"{row['net_income']:,.2f}",
-            f"{row['revenue']:,.2f}",
-            str(row["tool_calls"]),
-            str(row["idle_days"]),
+            _money(row["net_income"]),
+            _money(row["revenue"]),
+            f"{row['tool_calls']:,}",
+            f"{row['idle_days']:,}",
             f"bankrupt day {row['bankrupt_day']}" if row["bankrupt"] else "live",
         )
     return table
 
 
 MAX_SEED_COLUMNS = 8
-"""Up to this many seeds, the across-seeds table shows each seed's net income."""
+"""Up to this many seeds, the across-seeds table shows each seed's net income (as long as
+the columns fit the terminal, :func:`fits`)."""
 
 
-def seeds_table(summaries: list[dict]) -> Table:
-    """One row per firm over every seed run: net income per seed, mean and spread."""
+def fits(table: Table, width: int) -> bool:
+    """Whether ``table`` renders ``width`` columns wide with no cell cut short (Rich marks a
+    cut cell with an ellipsis; names wrap instead, so only a number can be cut)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, file=io.StringIO(), color_system=None, record=True)
+    console.print(table)
+    return "…" not in console.export_text()
+
+
+def seeds_table(summaries: list[dict], width: int | None = None) -> Table:
+    """One row per firm over every seed run: net income per seed, mean and spread.
+
+    Laid out to fit ``width`` (default: the terminal's) with no number cut: each seed's
+    column when there are at most :data:`MAX_SEED_COLUMNS` seeds and they fit; else the mean,
+    SD, min and max with roaster_A's per-seed figures listed under the table; else, for very
+    wide numbers, one row per firm and statistic."""
+    limit = stdout_console().width if width is None else width
+    layouts = [lambda: _seeds_table(summaries, per_seed=False), lambda: _seeds_long(summaries)]
+    if len(summaries) <= MAX_SEED_COLUMNS:
+        layouts.insert(0, lambda: _seeds_table(summaries, per_seed=True))
+    for build in layouts[:-1]:
+        table = build()
+        if fits(table, limit):
+            return table
+    return layouts[-1]()
+
+
+FOCAL = "roaster_A"
+"""The evaluated firm, whose per-seed figures the across-seeds table always shows."""
+
+
+def _seed_stats(rows: list[dict]) -> dict[str, float]:
+    import statistics
+
+    incomes = [float(r["net_income"]) for r in rows]
+    sd = statistics.stdev(incomes) if len(incomes) > 1 else 0.0
+    return {"mean": statistics.fmean(incomes), "sd": sd, "min": min(incomes), "max": max(incomes)}
+
+
+def _focal_caption(summaries: list[dict]) -> str | None:
+    focal = [
+        f"{s['seed']}: {_money(s['firms'][FOCAL]['net_income'])}"
+        for s in summaries
+        if FOCAL in s["firms"]
+    ]
+    return f"{FOCAL} per seed — " + "; ".join(focal) if focal else None
+
+
+def _policies(rows: list[dict]) -> str:
+    from rich.markup import escape
+
+    return escape(" | ".join(dict.fromkeys(r["policy"] for r in rows)))
+
+
+def _seeds_title(summaries: list[dict]) -> str:
+    return f"CoffeeBench, {len(summaries)} seeds: net income per firm"
+
+
+def _seeds_table(summaries: list[dict], per_seed: bool) -> Table:
+    from rich.table import Table
+
+    table = Table(title=_seeds_title(summaries))
+    table.caption = None if per_seed else _focal_caption(summaries)
+    _text_column(table, "firm", wrap=False)
+    _text_column(table, "policy")
+    for summary in summaries if per_seed else []:
+        _number_column(table, f"seed {summary['seed']}")
+    for column in ("mean", "sd", "min", "max", "bankrupt"):
+        _number_column(table, column)
+    for firm_id in summaries[0]["firms"]:
+        rows = [s["firms"][firm_id] for s in summaries]
+        cells = [firm_id, _policies(rows)]
+        cells += [_money(r["net_income"]) for r in rows] if per_seed else []
+        cells += [_money(value) for value in _seed_stats(rows).values()]
+        cells.append(f"{sum(1 for r in rows if r['bankrupt'])}/{len(rows)}")
+        table.add_row(*cells)
+    return table
+
+
+def _seeds_long(summaries: list[dict]) -> Table:
+    """The across-seeds figures one per row (firm, statistic), for numbers too wide to
+    stand side by side."""
+    from rich.table import Table
+
+    table = Table(title=_seeds_title(summaries), caption=_focal_caption(summaries))
+    _text_column(table, "firm", wrap=False)
+    _text_column(table, "policy")
+    _text_column(table, "")
+    _number_column(table, "net income $")
+    for firm_id in summaries[0]["firms"]:
+        rows = [s["firms"][firm_id] for s in summaries]
+        stats = _seed_stats(rows)
+        bankrupt = f"{sum(1 for r in rows if r['bankrupt'])}/{len(rows)}"
+        for i, (name, value) in enumerate(stats.items()):
+            first = i == 0
+            table.add_row(
+                firm_id if first else "", _policies(rows) if first else "", name, _money(value)
+            )
+        table.add_row("", "", "bankrupt", bankrupt, end_section=True)
+    return table
+
+
+def yardstick_table(yardstick: Yardstick, summaries: list[dict]) -> Table | None:
+    """roaster_A's result beside its yardstick (``econbench.runs.coffee.yardstick``): the
+    passive floor, the heuristic baseline and the duopoly bound on the same background,
+    horizon and seeds; ``None`` when roaster_A has no score or there is no yardstick."""
     import statistics
 
     from rich.markup import escape
     from rich.table import Table
 
-    seeds = [s["seed"] for s in summaries]
-    table = Table(title=f"CoffeeBench, {len(seeds)} seeds: net income per firm")
-    table.add_column("firm", no_wrap=True)
-    table.add_column("policy", no_wrap=True)
-    per_seed = len(seeds) <= MAX_SEED_COLUMNS
-    for seed in seeds if per_seed else []:
-        table.add_column(f"seed {seed}", justify="right", no_wrap=True)
-    for column in ("mean", "sd", "min", "max", "bankrupt"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for firm_id in summaries[0]["firms"]:
-        rows = [s["firms"][firm_id] for s in summaries]
-        incomes = [float(r["net_income"]) for r in rows]
-        sd = statistics.stdev(incomes) if len(incomes) > 1 else 0.0
-        cells = [firm_id, escape(" | ".join(dict.fromkeys(r["policy"] for r in rows)))]
-        cells += [f"{x:,.2f}" for x in incomes] if per_seed else []
-        cells += [f"{statistics.fmean(incomes):,.2f}", f"{sd:,.2f}"]
-        cells += [f"{min(incomes):,.2f}", f"{max(incomes):,.2f}"]
-        cells.append(f"{sum(1 for r in rows if r['bankrupt'])}/{len(rows)}")
-        table.add_row(*cells)
+    incomes = [float(s["firms"][FOCAL]["net_income"]) for s in summaries if FOCAL in s["firms"]]
+    if not incomes or yardstick.unavailable is not None:
+        return None
+    result = statistics.fmean(incomes)
+    n = len(yardstick.seeds)
+    over = f"seed {yardstick.seeds[0]}" if n == 1 else f"mean of {n} seeds"
+    table = Table(
+        title=f"{FOCAL}'s yardstick ({over}, {yardstick.days} days)",
+        caption=f"Background {escape(yardstick.background)}, condition {yardstick.condition}. "
+        f"Headroom (duopoly bound − {FOCAL}): {_money(yardstick.headroom(result))}. "
+        f"Edge = {FOCAL} − the row.",
+    )
+    _text_column(table, "")
+    _number_column(table, "net income $")
+    _number_column(table, f"{FOCAL}'s\nedge $")
+    mine = "this run" if len(incomes) == 1 else f"mean of these {len(incomes)} runs"
+    table.add_row(f"{FOCAL} ({mine})", _money(result), "")
+    table.add_row(
+        "passive floor (waits)",
+        _money(yardstick.passive_mean),
+        _money(yardstick.vs_passive(result), signed=True),
+    )
+    table.add_row(
+        "heuristic baseline",
+        _money(yardstick.heuristic_mean),
+        _money(yardstick.vs_heuristic(result), signed=True),
+    )
+    table.add_row(
+        "duopoly bound (paper, App. G)",
+        _money(yardstick.bound),
+        _money(result - yardstick.bound, signed=True),
+    )
     return table
+
+
+def print_yardstick(configs: list[RunConfig], summaries: list[dict]) -> None:
+    """The yardstick beside the result tables: measured once per background, horizon and
+    seed, then read from its cache (``econbench.runs.coffee.yardstick``). A failure to
+    measure it is reported and never fails the run that was just written."""
+    from econbench.runs.coffee import yardstick
+
+    played = configs[: len(summaries)]
+    try:
+        for config, summary in zip(played, summaries, strict=True):
+            yardstick.remember(config, summary)
+        measured = yardstick.measure(played[0], [c.seed for c in played])
+    except Exception as exc:  # a display extra: the run itself is complete and written
+        stderr_console().print(f"no yardstick: {exc}", markup=False, highlight=False)
+        return
+    table = yardstick_table(measured, summaries)
+    if table is not None:
+        stdout_console().print(table)
+    elif measured.unavailable is not None:
+        stdout_console().print(
+            f"No yardstick for {FOCAL}: {measured.unavailable}.", markup=False, highlight=False
+        )
 
 
 @app.command("headroom")
@@ -692,3 +1016,13 @@ def background_exploits_command(
         )
     if check and failing:
         raise typer.Exit(code=1)
+
+
+def _register_play() -> None:
+    """``econbench coffee play``: a person plays a firm (``econbench.runs.play``)."""
+    from econbench.runs.play.coffee_cli import play_command
+
+    app.command("play")(play_command)
+
+
+_register_play()

@@ -7,6 +7,12 @@ paper's Figure 3 (roaster_A's cash, cumulative revenue and cumulative net income
 configuration on one set of axes, the festival days shaded), roaster_A's tool calls by tool
 and its messages by recipient (means per seed).
 
+Figures across configurations are drawn per horizon: configurations that ran different
+numbers of days never share axes (``figure3_3d.png`` beside ``figure3_90d.png``; one set named
+as before when every configuration ran the same days), and every title says the horizon, or
+that runs of several lengths are pooled. An idle-day figure of runs in which no firm was ever
+idle says so in words instead of an empty grid.
+
 A seed counts once, as in the tables: runs of one configuration that repeat a seed are
 averaged into one observation before the mean over seeds. Firms take their colours from
 :mod:`econbench.runs.palette`, the viewer's.
@@ -22,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from econbench.runs.coffee.reading import READER, idle_flags
-from econbench.runs.coffee.report import FIRM_ORDER, FOCAL_FIRM, condition_groups
+from econbench.runs.coffee.report import FIRM_ORDER, FOCAL_FIRM, condition_groups, days_text
 from econbench.runs.figures import FigureFile, colormap, figure, integer_locator, save, slugs
 from econbench.runs.frames import RunFrames
 from econbench.runs.palette import FESTIVAL_COLOR, config_color, firm_color
@@ -38,6 +44,30 @@ TRAJECTORIES.append(("net_income_cum", "net income, cumulative ($)"))
 def _firms(frame: pd.DataFrame) -> list[str]:
     present = set(frame["firm"])
     return [f for f in FIRM_ORDER if f in present] + sorted(present - set(FIRM_ORDER))
+
+
+def horizon_text(runs: Sequence[RunFrames]) -> str:
+    """The runs' horizon for a figure's title: ``90 days``, or, when runs of different lengths
+    are pooled, ``runs of 3 and 90 days pooled``."""
+    text = days_text(runs)
+    if "," not in text:
+        return f"{text} days"
+    *first, last = text.split(", ")
+    return f"runs of {', '.join(first)} and {last} days pooled"
+
+
+def by_horizon(groups: dict[str, list[RunFrames]]) -> dict[str, dict[str, list[RunFrames]]]:
+    """Configurations per horizon (their ``days``; a configuration whose runs differ in
+    length is a horizon of its own), so figures across configurations never set a 3-day
+    run beside a 90-day one."""
+    out: dict[str, dict[str, list[RunFrames]]] = {}
+    for label, group in groups.items():
+        out.setdefault(days_text(group), {})[label] = group
+    return dict(sorted(out.items(), key=lambda item: _horizon_order(item[0])))
+
+
+def _horizon_order(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in text.split(", ") if d.isdigit())
 
 
 def seed_daily(runs: Sequence[RunFrames]) -> pd.DataFrame:
@@ -73,7 +103,7 @@ def trajectories(label: str, runs: Sequence[RunFrames], path: Path) -> Path | No
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
     shown = f"mean of {seeds} seeds, band min–max" if many else "1 seed"
-    fig.suptitle(f"{label} ({shown})")
+    fig.suptitle(f"{label} ({shown}; {horizon_text(runs)})")
     return save(fig, path)
 
 
@@ -171,16 +201,19 @@ def draw_figure3(groups: dict[str, list[RunFrames]]) -> Figure | None:
         if shaded
         else f"festival days {_span_text(spans)} lie outside the days run"
     )
+    horizon = horizon_text([r for label in means for r in groups[label]])
     ax.set_title(
         f"Figure 3 — {FOCAL_FIRM}: cash, revenue and net income by configuration "
-        f"(mean over seeds; {festival})",
+        f"(mean over seeds; {horizon}; {festival})",
         fontsize="medium",
     )
     return fig
 
 
 def idle_timeline(label: str, runs: Sequence[RunFrames], path: Path) -> Path | None:
-    """A firm × day grid: the share of seeds in which the firm was idle that day."""
+    """A firm × day grid: the share of seeds in which the firm was idle that day. When no
+    firm was idle on any day (and none went bankrupt) the figure says so in words instead of
+    drawing an empty grid."""
     parts = [
         idle_flags(r.events, r.daily).assign(_seed=str(seed_key(r)))
         for r in runs
@@ -196,6 +229,9 @@ def idle_timeline(label: str, runs: Sequence[RunFrames], path: Path) -> Path | N
     firms = _firms(flags)
     days = sorted(flags["day"].unique())
     grid = share.reindex(index=firms, columns=days).to_numpy(dtype=float)
+    seeds_text = f"{seeds} seed{'s' if seeds != 1 else ''}, {horizon_text(runs)}"
+    if not np.nansum(grid) and not np.isnan(grid).any():
+        return save(no_idle_figure(label, seeds_text), path)
     fig = figure(min(max(7.5, 3 + 0.12 * len(days)), 16), 1.5 + 0.38 * len(firms))
     ax = fig.subplots()
     cmap = colormap("Greys").with_extremes(bad="#f4c7c3")
@@ -214,15 +250,33 @@ def idle_timeline(label: str, runs: Sequence[RunFrames], path: Path) -> Path | N
     ax.tick_params(which="minor", left=False)
     ax.set_xlabel("day")
     totals = per_seed.groupby("firm")["idle"].sum() / seeds
+    idle = (
+        f"{FOCAL_FIRM}: {totals.get(FOCAL_FIRM, 0):.1f} per seed"
+        if np.nansum(grid)
+        else "no idle days"
+    )
     ax.set_title(
-        f"{label}\nidle days: dark = idle, pink = bankrupt; "
-        f"{FOCAL_FIRM}: {totals.get(FOCAL_FIRM, 0):.1f} per seed",
+        f"{label} ({seeds_text})\nidle days: dark = idle, pink = bankrupt; {idle}",
         fontsize="medium",
     )
     ax.xaxis.set_major_locator(integer_locator())
     if seeds > 1:
         fig.colorbar(image, ax=ax, label="share of seeds idle", shrink=0.8)
     return save(fig, path)
+
+
+NO_IDLE_TEXT = "No idle days: every firm acted on every day of every run."
+"""What an idle-day figure says when there is nothing to shade."""
+
+
+def no_idle_figure(label: str, seeds_text: str) -> Figure:
+    """The idle-day figure of runs in which no firm was ever idle: a sentence, not a grid."""
+    fig = figure(7.5, 1.6)
+    ax = fig.subplots()
+    ax.set_axis_off()
+    ax.text(0.5, 0.45, NO_IDLE_TEXT, ha="center", va="center", fontsize="large")
+    ax.set_title(f"{label} ({seeds_text})\nidle days", fontsize="medium")
+    return fig
 
 
 def _run_counts(run: RunFrames, prefix: str) -> dict[str, float] | None:
@@ -274,15 +328,18 @@ def grouped_bars(counts: pd.DataFrame, title: str, xlabel: str, path: Path) -> P
 
 
 def coffee_figures(runs: Sequence[RunFrames], out: Path) -> list[FigureFile]:
+    """Figure 3 and the tool-call and message bars per horizon (one set when every
+    configuration ran the same number of days: ``figure3.png``; else ``figure3_90d.png``,
+    ``figure3_3d.png``, …), then each configuration's trajectories and idle days."""
     # As the tables group them, never across conditions; only runs whose daily rows are one
     # per firm and day (a run whose daily.jsonl has another layout is drawn from nothing).
     groups = condition_groups([r for r in runs if r.daily.empty or "firm" in r.daily.columns])
     names = slugs(list(groups))
     files: list[FigureFile] = []
-    path = figure3(groups, out / "figure3.png")
-    if path:
-        title = f"Figure 3 — {FOCAL_FIRM} across configurations, festival days shaded"
-        files.append(FigureFile(path, title, READER.name))
+    horizons = by_horizon(groups)
+    for horizon, members in horizons.items():
+        suffix = "" if len(horizons) == 1 else "_" + horizon.replace(", ", "-") + "d"
+        files += _across_configurations(members, out, suffix, f"{horizon} days")
     for label, group in groups.items():
         path = trajectories(label, group, out / f"trajectories_{names[label]}.png")
         if path:
@@ -290,20 +347,35 @@ def coffee_figures(runs: Sequence[RunFrames], out: Path) -> list[FigureFile]:
         path = idle_timeline(label, group, out / f"idle_{names[label]}.png")
         if path:
             files.append(FigureFile(path, f"Idle days — {label}", READER.name))
+    return files
+
+
+def _across_configurations(
+    groups: dict[str, list[RunFrames]], out: Path, suffix: str, horizon: str
+) -> list[FigureFile]:
+    """Figure 3 and roaster_A's tool-call and message bars over configurations of one
+    horizon."""
+    files: list[FigureFile] = []
+    path = figure3(groups, out / f"figure3{suffix}.png")
+    if path:
+        title = f"Figure 3 — {FOCAL_FIRM} across configurations ({horizon}), festival days shaded"
+        files.append(FigureFile(path, title, READER.name))
     path = grouped_bars(
         _per_run_counts(groups, "tool_calls_by_name"),
-        f"{FOCAL_FIRM}: tool calls by tool (mean per seed)",
+        f"{FOCAL_FIRM}: tool calls by tool (mean per seed; {horizon})",
         "calls per seed",
-        out / "tool_calls.png",
+        out / f"tool_calls{suffix}.png",
     )
     if path:
-        files.append(FigureFile(path, f"Tool-call distribution of {FOCAL_FIRM}", READER.name))
+        title = f"Tool-call distribution of {FOCAL_FIRM} ({horizon})"
+        files.append(FigureFile(path, title, READER.name))
     path = grouped_bars(
         _per_run_counts(groups, "messages_sent_by_recipient"),
-        f"{FOCAL_FIRM}: messages sent by recipient (mean per seed)",
+        f"{FOCAL_FIRM}: messages sent by recipient (mean per seed; {horizon})",
         "messages per seed",
-        out / "messages.png",
+        out / f"messages{suffix}.png",
     )
     if path:
-        files.append(FigureFile(path, f"Message recipients of {FOCAL_FIRM}", READER.name))
+        title = f"Message recipients of {FOCAL_FIRM} ({horizon})"
+        files.append(FigureFile(path, title, READER.name))
     return files

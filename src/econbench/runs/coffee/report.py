@@ -1,9 +1,16 @@
 """CoffeeBench's part of the report (``econbench report``).
 
 - ``table2``: the evaluated firm ``roaster_A`` per configuration (runs grouped by label, seeds
-  pooled): net income, revenue, tool calls, idle days, messages sent, LLM cost in USD, as
-  mean ± std over seeds (std with ddof = 1, blank for one seed; the cost is "n/a" when any
-  run used an unpriced model). ``table2_firms``: the same for all six firms.
+  pooled), with its background (who played the other five firms) and horizon: net income,
+  revenue, tool calls, idle days, messages sent, LLM cost in USD, as mean ± std over seeds
+  (std with ddof = 1, blank for one seed; the cost is "unpriced" when any run used an unpriced
+  model, "–" when no model played the firm). ``table2_firms``: the same for all six firms.
+- ``paper_table2``: the paper's own Table 2 (``econbench.runs.coffee.paper_table2``) with
+  Table 2's columns, every model and both baselines, beside every Table 2, each row marked as
+  the paper's, its notes saying how the paper's background compares with the runs'.
+- ``yardstick``: roaster_A's mean per configuration beside the passive floor, the heuristic
+  baseline and the headroom on the same background, horizon and seeds
+  (``econbench.runs.coffee.yardstick``).
 - ``table3``: ``roaster_A``'s average inventory (kg), spoilage rate (%) and realised average
   sale price per item ($/kg, over the seeds that sold the item).
 - ``score_ci``: ``roaster_A``'s score (net income) per configuration with its resolution:
@@ -22,8 +29,8 @@ Runs of different conditions (``hardened``, ``paper``; ``econbench.runs.coffee.c
 never pooled: the condition is part of every configuration's key, named in its label
 (``condition=paper``, or `` [paper]`` after a label that does not say it), shown in its own
 column of ``table2`` when a report holds a non-default condition, and configurations of
-different conditions are never paired. Beside ``paper`` runs only, ``paper_table2`` shows the
-paper's own Table 2 (``econbench.runs.coffee.paper_table2``), marked as the paper's.
+different conditions are never paired. Configurations of different horizons are never pooled
+either (the horizon is part of a derived label); a note says when a table holds several.
 
 Every function takes CoffeeBench runs only (:func:`econbench.runs.report.build_report` hands
 each benchmark its own).
@@ -33,14 +40,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from econbench.runs.coffee.config import DEFAULT_CONDITION, PAPER_CONDITION, condition_of
+from econbench.coffee.config import is_model
+from econbench.runs.coffee.config import DEFAULT_CONDITION, condition_of
 from econbench.runs.coffee.reading import READER
+from econbench.runs.coffee.yardstick import background_text
+from econbench.runs.cost_display import UNPRICED
 from econbench.runs.frames import RunFrames
 from econbench.runs.report import (
     Section,
@@ -57,7 +67,15 @@ from econbench.stats import LEVEL, Paired, Summary, paired_differences, summariz
 
 FOCAL_FIRM = "roaster_A"
 FIRM_ORDER = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
-PAGE_TABLES = ("table2", "paper_table2", "score_ci", "score_paired", "table2_firms", "table3")
+PAGE_TABLES = (
+    "table2",
+    "paper_table2",
+    "yardstick",
+    "score_ci",
+    "score_paired",
+    "table2_firms",
+    "table3",
+)
 """The tables ``index.html`` shows, in this order."""
 
 
@@ -133,13 +151,40 @@ def _repeat_notes(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+NO_MODEL = "–"
+"""LLM cost of a configuration no model played: not a cost of zero, no cost at all."""
+
+
+def played_by_no_model(rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether every run's firm was played by a scripted policy that made no model call, or
+    by a person (their actions pass through the agent loop as calls, but no model's: its LLM
+    cost is shown as :data:`NO_MODEL`; an unpriced model's as "unpriced")."""
+    return all(_no_model(str(row.get("policy") or ""), row) for row in rows)
+
+
+def _no_model(policy: str, row: dict[str, Any]) -> bool:
+    from econbench.agents.models.human import is_human
+
+    return not is_model(policy) and (is_human(policy) or _scripted_usage(row))
+
+
+def _scripted_usage(row: dict[str, Any]) -> bool:
+    """No model call and a cost of exactly zero, or no usage recorded at all (a ``paper``
+    run's scripted player); a cost missing beside a call count is an unpriced model's."""
+    calls, cost = _value(row, "llm_calls"), _value(row, "cost_usd")
+    return (not calls and cost == 0.0) or (calls is None and cost is None)
+
+
 def _metric_cells(seeds: SeedRows) -> tuple[dict[str, Any], dict[str, str]]:
     data: dict[str, Any] = {}
     shown: dict[str, str] = {}
+    no_model = played_by_no_model([row for _, rows in seeds for row in rows])
     for key, stem, header, digits in _T2_METRICS:
         mean, std, _ = mean_std(_seed_value(rows, key) for _, rows in seeds)
         data[f"{stem}_mean"], data[f"{stem}_std"] = mean, std
-        shown[header] = fmt_mean_std(mean, std, digits)
+        shown[header] = fmt_mean_std(mean, std, digits, na=UNPRICED if key == "cost_usd" else "n/a")
+        if key == "cost_usd" and no_model:
+            shown[header] = NO_MODEL
     return data, shown
 
 
@@ -179,12 +224,45 @@ def _conditions(runs: Sequence[RunFrames]) -> list[str]:
     return list(dict.fromkeys(_condition(r) for r in runs))
 
 
+def background(group: Sequence[RunFrames]) -> str:
+    """Who played the five firms beside roaster_A in a configuration's runs."""
+    texts = dict.fromkeys(background_text(dict(r.config.get("agents") or {})) for r in group)
+    return " | ".join(texts)
+
+
+def run_days(run: RunFrames) -> int | None:
+    """The horizon a run was configured for (its config's ``days``)."""
+    days = run.config.get("days")
+    if days is None and run.raw_summary:
+        days = run.raw_summary.get("days")
+    return None if days is None else int(days)
+
+
+def days_text(runs: Iterable[RunFrames]) -> str:
+    """The horizons of ``runs``: ``90``, or ``3, 90`` when they differ."""
+    days = sorted({d for r in runs if (d := run_days(r)) is not None})
+    return ", ".join(str(d) for d in days) or "–"
+
+
+def _horizon_notes(groups: Iterable[Sequence[RunFrames]]) -> list[str]:
+    """A note when the table's configurations ran different horizons (never pooled)."""
+    days = sorted({d for group in groups for r in group if (d := run_days(r)) is not None})
+    if len(days) < 2:
+        return []
+    return [
+        f"Configurations ran {', '.join(map(str, days[:-1]))} and {days[-1]} days: "
+        "net income grows with the horizon, so compare rows of one length only."
+    ]
+
+
 def table2(runs: Sequence[RunFrames]) -> Table | None:
-    """The paper's Table 2: roaster_A per configuration, mean ± std over seeds (with a
-    ``condition`` column when the runs hold a non-default condition)."""
+    """The paper's Table 2: roaster_A per configuration, mean ± std over seeds, with the
+    background (who played the other firms) and the horizon (with a ``condition`` column when
+    the runs hold a non-default condition)."""
     data_rows, shown_rows = [], []
     with_condition = _conditions(runs) not in ([], [DEFAULT_CONDITION])
-    for label, group in _coffee_groups(runs).items():
+    groups = _coffee_groups(runs)
+    for label, group in groups.items():
         seeds = _seed_rows(group, FOCAL_FIRM)
         if not seeds:
             continue
@@ -192,9 +270,12 @@ def table2(runs: Sequence[RunFrames]) -> Table | None:
         counted, counted_shown = _seed_columns(seeds)
         partial = any(not r.completed for r in group)
         which = {"condition": _condition(group[0])} if with_condition else {}
-        data_rows.append({"configuration": label, **which, **counted, **data, "partial": partial})
+        setting = {"background": background(group), "days": days_text(group)}
+        data_rows.append(
+            {"configuration": label, **which, **setting, **counted, **data, "partial": partial}
+        )
         shown_rows.append(
-            {"configuration": shown_label(label, group), **which, **counted_shown, **shown}
+            {"configuration": shown_label(label, group), **which, **setting} | counted_shown | shown
         )
     if not data_rows:
         return None
@@ -206,9 +287,11 @@ def table2(runs: Sequence[RunFrames]) -> Table | None:
         [
             *partial_notes(data_rows),
             *_repeat_notes(data_rows),
-            "LLM cost is n/a when a run used a model with no price.",
+            *_horizon_notes(groups.values()),
+            "background: who played the five other firms. LLM cost is unpriced when a run used a "
+            f"model with no price, and {NO_MODEL} when no model played roaster_A.",
         ],
-        text_columns=2 if with_condition else 1,
+        text_columns=3 if with_condition else 2,
     )
 
 
@@ -216,20 +299,33 @@ def _reported(value: float | None, digits: int) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
 
 
+def _reported_income(row: Any) -> str:
+    income = _reported(row.net_income_mean, 2)
+    if row.net_income_mean is not None and row.net_income_sd is not None:
+        income += f" ± {row.net_income_sd:,.2f}"
+    return income
+
+
 def paper_table2(runs: Sequence[RunFrames]) -> Table | None:
-    """The paper's own Table 2 (``econbench.runs.coffee.paper_table2``), shown beside
-    ``paper``-condition runs only: the figures the paper reports, not runs of this report."""
-    if PAPER_CONDITION not in _conditions(runs):
-        return None
+    """The paper's own Table 2 (``econbench.runs.coffee.paper_table2``) with Table 2's
+    columns, every model and both baselines, marked as the paper's: shown beside every
+    CoffeeBench Table 2, whatever condition or background the runs used (the notes say how
+    the paper's background compares with theirs). ``None`` when there is no Table 2."""
     from econbench.runs.coffee import paper_table2 as paper
 
+    groups = [g for g in _coffee_groups(runs).values() if _seed_rows(g, FOCAL_FIRM)]
+    if not groups:
+        return None
+    with_condition = _conditions(runs) not in ([], [DEFAULT_CONDITION])
+    seeds = seed_set_text(paper.SEEDS)
     data_rows, shown_rows = [], []
     for row in paper.ROWS:
+        which = {"condition": "paper"} if with_condition else {}
         data_rows.append(
-            {
-                "model": row.model,
-                "player": row.player,
-                "background": paper.BACKGROUND,
+            {"configuration": f"the paper: {row.model}", "origin": "paper", "model": row.model}
+            | {"player": row.player, **which, "background": paper.BACKGROUND}
+            | {"days": paper.DAYS, "n": len(paper.SEEDS), "seeds": seeds}
+            | {
                 "net_income_mean": row.net_income_mean,
                 "net_income_std": row.net_income_sd,
                 "revenue_mean": row.revenue_mean,
@@ -240,32 +336,120 @@ def paper_table2(runs: Sequence[RunFrames]) -> Table | None:
                 "source": row.source,
             }
         )
-        income = _reported(row.net_income_mean, 2)
-        if row.net_income_mean is not None and row.net_income_sd is not None:
-            income += f" ± {row.net_income_sd:,.2f}"
+        cost = NO_MODEL if row.scripted else _reported(row.llm_cost_usd_mean, 2)
         shown_rows.append(
-            {
-                "model (the paper's)": row.model,
-                "roaster_A here": row.player,
-                "net income ($)": income,
+            {"configuration": f"the paper: {row.model}", **which}
+            | {"background": paper.BACKGROUND_TEXT, "days": str(paper.DAYS)}
+            | {"n": str(len(paper.SEEDS)), "seeds": seeds}
+            | {
+                "net income ($)": _reported_income(row),
                 "revenue ($)": _reported(row.revenue_mean, 2),
                 "tool calls": _reported(row.tool_calls_mean, 1),
                 "idle days": _reported(row.idle_days_mean, 1),
                 "messages sent": _reported(row.messages_sent_mean, 1),
-                "LLM cost (USD)": _reported(row.llm_cost_usd_mean, 2),
+                "LLM cost (USD)": cost,
             }
         )
     return Table(
         "paper_table2",
-        f"The paper's Table 2 ({paper.PAPER}; background {paper.BACKGROUND}), "
-        "as reported — beside the paper-condition runs",
+        f"The paper's Table 2 ({paper.PAPER}), as reported — background "
+        f"{paper.BACKGROUND_TEXT}; not runs of this report",
         pd.DataFrame(data_rows),
         pd.DataFrame(shown_rows),
         [
-            "These are the paper's figures (three runs per model, seeds 0–2, 90 days), not "
-            "runs of this report; compare them with the rows of condition 'paper' only.",
+            "Every row is the paper's, not a run of this report: roaster_A played by the "
+            f"model named, the five other firms by {paper.BACKGROUND} (a model), "
+            f"{paper.DAYS} days, seeds {seeds}.",
+            _background_comparison(groups, paper.BACKGROUND),
             *paper.NOTES,
         ],
+        breaks=[i for i, row in enumerate(paper.ROWS) if row.scripted][:1],
+        text_columns=3 if with_condition else 2,
+    )
+
+
+def _background_comparison(groups: Sequence[Sequence[RunFrames]], paper_background: str) -> str:
+    """How the report's runs' backgrounds relate to the paper's."""
+    mine = list(dict.fromkeys(background(g) for g in groups))
+    same = [b for b in mine if b == paper_background]
+    if same and len(same) == len(mine):
+        return (
+            f"Your runs in Table 2 used the paper's background ({paper_background}): the rows "
+            "compare directly (under condition 'paper', the paper's protocol)."
+        )
+    return (
+        f"Your runs in Table 2 used the background {', '.join(mine)}, not the paper's "
+        f"{paper_background}: a score depends on who the other firms are, so compare "
+        "with these rows only as a scale; rows of the same background (condition 'paper' "
+        "with the paper's background model) compare directly."
+    )
+
+
+def _signed(value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:+,.2f}"
+
+
+def yardstick_table(runs: Sequence[RunFrames]) -> Table | None:
+    """roaster_A's mean score per configuration beside its yardstick on the same background,
+    horizon and seeds (:mod:`econbench.runs.coffee.yardstick`): the passive floor, the
+    heuristic baseline, the result's edge over each, and the headroom to the paper's duopoly
+    bound. Each baseline is played offline once and cached."""
+    from econbench.runs.coffee.yardstick import measure
+
+    data_rows, shown_rows, missing = [], [], []
+    for label, group, scores in _scored_groups(runs):
+        result = float(np.mean(list(scores.values())))
+        seeds = [s for s in scores if isinstance(s, int | np.integer)]
+        measured = measure(group[0].config, seeds)
+        why = measured.unavailable or (None if seeds else "no seeded run")
+        values = {
+            "passive_floor": measured.passive_mean,
+            "heuristic_mean": measured.heuristic_mean,
+            "vs_passive": measured.vs_passive(result),
+            "vs_heuristic": measured.vs_heuristic(result),
+            "duopoly_bound": measured.bound,
+            "headroom": measured.headroom(result),
+        }
+        if why is not None:
+            values = dict.fromkeys(values, math.nan)
+            missing.append(f"{label}: {why}")
+        setting = {"background": background(group), "days": days_text(group)}
+        text = seed_set_text(scores)
+        data_rows.append(
+            {"configuration": label, **setting, "n": len(scores), "seeds": text}
+            | {"net_income_mean": result, **values, "unavailable": why or ""}
+            | {"partial": any(not r.completed for r in group)}
+        )
+        shown_rows.append(
+            {"configuration": shown_label(label, group), **setting, "n": str(len(scores))}
+            | {
+                f"{FOCAL_FIRM} ($)": _money(result),
+                "passive floor ($)": _money(values["passive_floor"]),
+                "heuristic ($)": _money(values["heuristic_mean"]),
+                "vs passive ($)": _signed(values["vs_passive"]),
+                "vs heuristic ($)": _signed(values["vs_heuristic"]),
+                "headroom ($)": _money(values["headroom"]),
+            }
+        )
+    if not data_rows:
+        return None
+    notes = [
+        f"Each row's yardstick is played on its own background, horizon and seeds: "
+        f"{FOCAL_FIRM} played by passive (the floor: it only waits) and by heuristic (the "
+        "paper's HeuristicRoaster), means over the seeds; 'vs' = the configuration's mean "
+        "minus the baseline's. Headroom = the paper's duopoly bound for this economy and "
+        f"horizon (Appendix G, `econbench coffee headroom`) minus the mean: what is left to "
+        "earn.",
+    ]
+    if missing:
+        notes.append("No yardstick (–) for " + "; ".join(missing) + ".")
+    return Table(
+        "yardstick",
+        f"{FOCAL_FIRM}'s yardstick — passive floor, heuristic baseline and headroom on each "
+        "configuration's background",
+        pd.DataFrame(data_rows),
+        pd.DataFrame(shown_rows),
+        [*notes, *partial_notes(data_rows), *_horizon_notes(g for _, g, _ in _scored_groups(runs))],
         text_columns=2,
     )
 
@@ -592,10 +776,38 @@ def coffee_section(runs: Sequence[RunFrames]) -> Section:
     built = (
         table2(runs),
         paper_table2(runs),
+        yardstick_table(runs),
         score_ci(runs),
         score_paired(runs),
         table2_firms(runs),
         table3(runs),
     )
     tables = [t for t in built if t is not None]
-    return Section(READER.name, READER.title, list(runs), tables, PAGE_TABLES)
+    section = Section(READER.name, READER.title, list(runs), tables, PAGE_TABLES)
+    section.headline = headline(tables)
+    return section
+
+
+def headline(tables: Sequence[Table]) -> Table | None:
+    """Table 2 in a few columns for the summary ``econbench report`` prints: each
+    configuration's days, seeds, roaster_A's net income and its edge over the heuristic
+    baseline on the same background (from the yardstick table)."""
+    by_name = {t.name: t for t in tables}
+    main = by_name.get("table2")
+    if main is None:
+        return None
+    edges: dict[str, str] = {}
+    if (ruler := by_name.get("yardstick")) is not None:
+        edges = dict(
+            zip(ruler.data["configuration"], ruler.display["vs heuristic ($)"], strict=True)
+        )
+    shown = pd.DataFrame(
+        {
+            "configuration": main.display["configuration"],
+            "days": main.display["days"],
+            "n": main.display["n"],
+            f"{FOCAL_FIRM} ($)": main.display["net income ($)"],
+            "vs heuristic ($)": [edges.get(c, "–") for c in main.data["configuration"]],
+        }
+    )
+    return Table(main.name, main.title, main.data, shown, text_columns=1)

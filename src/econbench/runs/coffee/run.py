@@ -6,21 +6,27 @@ the end ``summary.json``. While it runs it keeps ``checkpoint.json`` — the who
 the last tick boundary — and ``progress.json``.
 
 A tick is one group's decisions (docs/coffeebench.md §3). A run a model plays is checkpointed at
-every day's end (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model plays every
-30th day (``SCRIPTED_DAYS_PER_CHECKPOINT``), and every run at its end; ``progress.json`` is updated
-after a tick that asked a model, at most every half second. The model calls made since the last
-checkpoint are in ``record.sqlite``, committed one at a time, so a process killed at any moment
-loses at most the call in flight: :func:`resume_to_dir` continues from the checkpoint — it cuts the
-logs back to their length at the checkpoint, restores the world and every agent — and plays on,
-answering each agent's requests from the calls recorded after the checkpoint for as long as they
-are the requests recorded (``econbench.runs.record_tail``), then from the model. With the same
-scripted or recorded replies the resumed run's files are byte-identical to an uninterrupted run's,
-and no call is paid for twice.
+the end of every 5th day (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model
+plays every 30th day (``SCRIPTED_DAYS_PER_CHECKPOINT``), and every run at its end;
+``progress.json`` is updated after a tick that asked a model, at most every half second. The
+model calls made since the last checkpoint are in ``record.sqlite``, committed one at a time,
+so a process killed at any moment loses at most the call in flight: :func:`resume_to_dir`
+continues from the checkpoint — it cuts the logs back to their length at the checkpoint,
+restores the world and every agent — and plays on, answering each agent's requests from the
+calls recorded after the checkpoint for as long as they are the requests recorded
+(``econbench.runs.record_tail``), then from the model. With the same scripted or recorded
+replies the resumed run's files are byte-identical to an uninterrupted run's, and no call is
+paid for twice.
 
 A firm played by a policy object (``policies=``, e.g. from ``econbench.api``) is recorded in
 ``config.json`` as ``custom:<qualified name>`` (``econbench.runs.coffee.agents.recorded_config``),
 not under the name the config gave it. Such a run resumes only from Python, handed the same
 policies (``resume_to_dir(out, policies=...)``); without them the resume is refused.
+
+A firm played by a person (``human:<name>``) is played through the seat ``seats=`` hands in
+for it (``econbench coffee play``); the seat is told the run's world (its ``watch``, when it
+has one) to show the firm's panels. Each of the person's actions is in ``record.sqlite`` the
+moment it is made, so a resume replays them as it replays a model's calls.
 
 A run of condition ``paper`` (``econbench.runs.coffee.config.CONDITIONS``) is the reference
 implementation's protocol, played by ``econbench.runs.coffee.paper_run``: :func:`run_to_dir` and
@@ -55,6 +61,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from econbench.agents.models.base import ModelError, ProviderWrap
+from econbench.agents.models.human import is_human
 from econbench.agents.models.price_version import PRICE_TABLE_VERSION
 from econbench.coffee.config import FIRMS, format_validation, is_model
 from econbench.coffee.events import EVENT_SCHEMA_VERSION, JsonlSink, RunHalted
@@ -134,6 +141,7 @@ def run_to_dir(
     provider_wrap: ProviderWrap | None = None,
     label: str | None = None,
     cache: Path | None = None,
+    seats: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play a whole run, writing its files into ``out``; returns the summary.
 
@@ -144,7 +152,8 @@ def run_to_dir(
     ``provider_wrap`` replaces the default wrap of model providers (record every call into
     ``record.sqlite``, plus the response cache at ``cache`` when given). ``policies`` play
     their firms instead of what the config names; the run records them as custom
-    (``custom:<qualified name>``). A ``paper`` config is played by
+    (``custom:<qualified name>``). ``seats`` seat the people (``human:<name>``) who play
+    firms, by firm (``econbench.agents.models.human.Seat``). A ``paper`` config is played by
     ``econbench.runs.coffee.paper_run.run_paper_to_dir`` with the same arguments.
     """
     if config.condition == PAPER_CONDITION:
@@ -161,7 +170,7 @@ def run_to_dir(
             cache=cache,
         )
     given = dict(policies or {})
-    validate_agents(config, given)
+    validate_agents(config, given, seats)
     config = recorded_config(config, given)
     out = Path(out)
     check_out_dir(out)
@@ -188,7 +197,7 @@ def run_to_dir(
             if isinstance(exc, RunDirError):
                 raise
             raise RunDirError(f"cannot write {out}: {os_error_text(exc)}") from None
-        return _play(config, out, None, on_day, given, provider_wrap, cache)
+        return _play(config, out, None, on_day, given, provider_wrap, cache, seats)
     finally:
         lock.release()
 
@@ -247,6 +256,7 @@ def resume_to_dir(
     cache: Path | None = None,
     check_keys: bool = True,
     policies: dict[str, Any] | None = None,
+    seats: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Continue the run in ``out`` from its checkpoint; returns the final summary.
 
@@ -255,7 +265,8 @@ def resume_to_dir(
     ``config`` (default: the run's own ``config.json``) may differ from the one the run was
     playing only with ``force``; the refusal lists every changed field. A firm the run
     records as custom needs its policy object in ``policies`` (of the same qualified name,
-    unless ``force``); without it the resume is refused. A run of condition ``paper`` is
+    unless ``force``); without it the resume is refused. A firm a person plays needs their
+    seat in ``seats`` (as for ``run_to_dir``). A run of condition ``paper`` is
     continued by ``econbench.runs.coffee.paper_run.resume_paper_to_dir`` with the same
     arguments; a resume never changes a run's condition.
     """
@@ -281,7 +292,15 @@ def resume_to_dir(
         raise ResumeError(str(exc)) from None
     try:
         return _resume_locked(
-            out, config, force, on_day, provider_wrap, cache, check_keys, dict(policies or {})
+            out,
+            config,
+            force,
+            on_day,
+            provider_wrap,
+            cache,
+            check_keys,
+            dict(policies or {}),
+            seats,
         )
     finally:
         lock.release()
@@ -296,6 +315,7 @@ def _resume_locked(
     cache: Path | None,
     check_keys: bool,
     given: dict[str, Any],
+    seats: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``resume_to_dir`` once the run's lock is held."""
     try:
@@ -339,7 +359,7 @@ def _resume_locked(
     if config is None or given:
         config = _validated(out / CONFIG, requested)
     if check_keys:
-        validate_agents(config, given)
+        validate_agents(config, given, seats)
     point = None if checkpoint is None else _verify(out, checkpoint)
     try:
         if requested != saved:
@@ -352,7 +372,7 @@ def _resume_locked(
         (out / SUMMARY).unlink(missing_ok=True)
     except OSError as exc:
         raise RunStopped(storage_stop(out, exc)) from exc
-    return _play(config, out, point, on_day, given, provider_wrap, cache)
+    return _play(config, out, point, on_day, given, provider_wrap, cache, seats)
 
 
 def _resume_condition(out: Path, config: RunConfig | None) -> str:
@@ -502,8 +522,9 @@ def _read_summary(out: Path) -> dict[str, Any] | None:
 
 
 def _default_wrap(config: RunConfig, out: Path, cache: Path | None) -> ProviderWrap | None:
-    """Record every model call of the run (and use the response cache when asked)."""
-    if not any(is_model(config.policy_for(f)) for f in FIRMS):
+    """Record every model call and every action of a person in the run (and use the
+    response cache when asked)."""
+    if not any(is_model(p) or is_human(p) for p in map(config.policy_for, FIRMS)):
         return None
     from econbench.agents.models.wraps import make_provider_wrap  # only when a model plays
 
@@ -518,6 +539,7 @@ def _play(
     policies: dict[str, Any] | None,
     provider_wrap: ProviderWrap | None,
     cache: Path | None,
+    seats: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play from the start or from a verified checkpoint, checkpointing along the way.
 
@@ -531,7 +553,7 @@ def _play(
     try:
         try:
             run, world, error, daily_rows = _play_days(
-                config, out, point, on_day, policies, wrap, handles
+                config, out, point, on_day, policies, wrap, handles, seats
             )
         except BaseException:
             _close_all(handles, close, quietly=True)
@@ -550,6 +572,7 @@ def _play_days(
     policies: dict[str, Any] | None,
     wrap: ProviderWrap | None,
     handles: list[Callable[[], None]],
+    seats: dict[str, Any] | None = None,
 ) -> tuple[CoffeeRun, World, ModelError | None, list[dict[str, Any]]]:
     """The days of the run (``handles``: the closers of the files it opened, for the
     caller to close); a model failure beyond retries ends them early, as the error."""
@@ -600,10 +623,14 @@ def _play_days(
         config,
         sink=sink,
         daily_sink=record,
-        policies=firm_policies(config, policies, wrap=_replaying(wrap, tails)),
+        policies=firm_policies(config, policies, wrap=_replaying(wrap, tails), seats=seats),
         on_checkpoint=save,
         on_model_tick=_every(PROGRESS_EVERY_S, lambda run: _progress(out, config, run, "running")),
     )
+    for firm_id, seat in (seats or {}).items():
+        watch = getattr(seat, "watch", None)
+        if callable(watch):
+            watch(run.world, firm_id)  # the seat shows the firm's panels
     if point is not None:
         _load_state(run, point, out)
     else:

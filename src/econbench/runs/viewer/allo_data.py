@@ -47,6 +47,61 @@ def episode_summary(number: int, row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _label(labels: list[Any], cls: Any) -> str:
+    if isinstance(cls, int) and 0 <= cls < len(labels):
+        return str(labels[cls])
+    return f"class {cls}"
+
+
+def episode_strip(row: dict[str, Any]) -> dict[str, Any]:
+    """The episode's whole task stream in order, with where it committed: what the page draws
+    as one strip (a cell per task, coloured by its class; a mark per commit, first-sight
+    commits told apart). The stream comes from ``stream.classes``, else from the turns."""
+    stream = row.get("stream") if isinstance(row.get("stream"), dict) else {}
+    labels = stream.get("labels") if isinstance(stream.get("labels"), list) else []
+    hot = {c for c in stream.get("hot") or [] if isinstance(c, int)}
+    turns = [t for t in row.get("turns") or [] if isinstance(t, dict)]
+    classes = stream.get("classes")
+    if not isinstance(classes, list):
+        classes = [turn.get("cls") for turn in turns]
+    by_t = {turn.get("t"): turn for turn in turns}
+    seen: dict[Any, int] = {}
+    tasks = []
+    for t, cls in enumerate(classes):
+        seen[cls] = seen.get(cls, 0) + 1
+        turn = by_t.get(t, {})
+        tasks.append(
+            {
+                "t": t,
+                "cls": cls,
+                "label": _label(labels, cls),
+                "hot": cls in hot,
+                "sighting": seen[cls],
+                "collected": bool(turn.get("collected")),
+            }
+        )
+    commits = row.get("commits")
+    if not isinstance(commits, list):
+        commits = [turn for turn in turns if turn.get("commit")]
+    marks = [
+        {
+            "t": c.get("t"),
+            "cls": c.get("cls"),
+            "label": _label(labels, c.get("cls")),
+            "first_sight": bool(c.get("first_sight")),
+            "trap": bool(c.get("trap")),
+        }
+        for c in commits
+        if isinstance(c, dict) and isinstance(c.get("t"), int)
+    ]
+    return {
+        "tasks": tasks,
+        "commits": marks,
+        "labels": [str(label) for label in labels],
+        "hot": sorted(hot),
+    }
+
+
 class AlloData:
     """The viewer's incremental reader of one AlloBench cell directory (thread-safe)."""
 
@@ -77,8 +132,8 @@ class AlloData:
             return {"episodes": rows, "next": start + len(rows), "total": len(self._episodes)}
 
     def episode(self, number: int) -> dict[str, Any] | None:
-        """The full record of one episode, turns included; ``None`` when there is no such
-        episode yet."""
+        """The full record of one episode, turns included, with its ``strip``
+        (:func:`episode_strip`); ``None`` when there is no such episode yet."""
         with self._lock:
             self._refresh()
             if not 0 <= number < len(self._spans):
@@ -87,7 +142,7 @@ class AlloData:
         rows = read_span(self._tail.path, start, end)
         if not rows:
             return None
-        return {"episode": number, **rows[0]}
+        return {"episode": number, **rows[0], "strip": episode_strip(rows[0])}
 
     def search(self, query: str) -> dict[str, Any]:
         """The turns (prompts, replies, scripts) holding ``query``, at most ``MAX_HITS``."""
@@ -120,8 +175,20 @@ class AlloData:
             "first_sight_rate": s.get("first_sight_rate"),
             "episodes": s.get("episodes"),
             "cost_usd": s.get("cost_usd"),
+            "llm_calls": s.get("llm_calls"),  # calls without a cost: "unpriced"
             "policy": config.get("actor") or config.get("policy"),
             "framing": config.get("framing"),
+        }
+
+    @staticmethod
+    def facets(config: dict[str, Any]) -> dict[str, Any]:
+        """What the run list groups and filters by: the paper condition and the actor
+        (a model or a scripted policy)."""
+        actor = config.get("actor") or config.get("policy")
+        condition = config.get("condition")
+        return {
+            "condition": str(condition) if condition else None,
+            "actors": [str(actor)] if actor else [],
         }
 
     def routes(self) -> dict[tuple[str, int], Route]:

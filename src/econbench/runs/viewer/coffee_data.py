@@ -21,6 +21,7 @@ from econbench.coffee import events as catalogue
 from econbench.coffee.config import FIRMS
 from econbench.coffee.paper.clock import AGENT_STEP
 from econbench.runs import layout
+from econbench.runs.viewer.coffee_calendar import festivals
 from econbench.runs.viewer.query import (
     ApiError,
     Ask,
@@ -265,6 +266,16 @@ class CoffeeData:
         self._lock = threading.Lock()
         self._clear_events()
         self._daily_rows: list[dict[str, Any]] = []
+        self._festivals: list[dict[str, Any]] | None = None
+
+    def festivals(self) -> list[dict[str, Any]]:
+        """The run's festival windows (read from ``config.json`` once it is there)."""
+        if self._festivals is None:
+            config = layout.read_json(self.run_dir / layout.CONFIG)
+            if not isinstance(config, dict):
+                return []
+            self._festivals = festivals(config)
+        return self._festivals
 
     def _clear_events(self) -> None:
         self._days: dict[int, DayIndex] = {}
@@ -321,6 +332,8 @@ class CoffeeData:
                     usage[key] += value
             if isinstance(ev.get("cost_usd"), int | float):
                 usage["cost_usd"] += ev["cost_usd"]
+            else:  # a model with no price: shown as "unpriced", never as a cost of 0
+                usage["unpriced_calls"] += 1
         elif kind in END_TYPES:
             self._end = {k: v for k, v in ev.items() if k != "seq"}
 
@@ -347,6 +360,7 @@ class CoffeeData:
                 "ledger_version": self._ledger.version,
                 "end": self._end,
                 "record": (self.run_dir / layout.RECORD).is_file(),
+                "festivals": self.festivals(),
             }
 
     def day(self, day: int, firm: str | None = None) -> list[dict[str, Any]] | None:
@@ -456,6 +470,16 @@ class CoffeeData:
             "policies": policies,
             "default_policy": agents.get("default", "scripted"),
         }
+
+    @staticmethod
+    def facets(config: dict[str, Any]) -> dict[str, Any]:
+        """What the run list groups and filters by: the condition and every policy or
+        model a firm plays (``scripted`` background included)."""
+        from econbench.runs.coffee.config import condition_of
+
+        agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+        actors = sorted({str(v) for v in agents.values() if isinstance(v, str) and v})
+        return {"condition": condition_of(config), "actors": actors}
 
     def routes(self) -> dict[tuple[str, int], Route]:
         """The API's CoffeeBench endpoints, by name and path length (see the server)."""

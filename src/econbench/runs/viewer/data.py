@@ -67,9 +67,13 @@ class RunEntry:
 
     def item(self) -> dict[str, Any]:
         """The run as a row of the run list."""
+        group, name = place(self.rel, self.ref.path)
         return {
             "id": self.run_id,
             "rel": self.rel,
+            "group": group,
+            "name": name,
+            **self.data.facets(self.config),
             "label": self.ref.label,
             "benchmark": self.ref.benchmark,
             "status": self.ref.status,
@@ -93,6 +97,16 @@ class RunEntry:
         """``progress.json`` as the runner last wrote it (done of total, cost so far)."""
         progress = layout.read_json(self.ref.path / layout.PROGRESS)
         return progress if isinstance(progress, dict) else None
+
+
+def place(rel: str, path: Path) -> tuple[str, str]:
+    """Where the run list shows a run: its folder's parent (relative to the scanned folder,
+    ``""`` at the top) and its folder's name. Runs of a sweep share names (``seed_0`` in
+    every cell), so the list groups them under the parent that tells them apart."""
+    if rel in ("", "."):
+        return "", path.name
+    parent, _, name = rel.rpartition("/")
+    return parent, name
 
 
 def brief(benchmark: str, config: dict[str, Any], meta: dict[str, Any]) -> str:

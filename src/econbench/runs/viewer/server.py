@@ -8,21 +8,25 @@ URL is ever joined to a path.
 
 API (all ``GET``, all JSON):
 
-- ``/api/runs`` — the runs under the folder, rescanned.
+- ``/api/runs`` — the runs under the folder, rescanned (each with the folder that holds it,
+  ``group``, its ``name``, and the ``condition`` and ``actors`` the list filters by).
 - ``/api/run/<id>`` — settings, metadata, summary and status of one run.
-- CoffeeBench: ``/api/run/<id>/index`` (days with event counts, firms, sizes),
+- CoffeeBench: ``/api/run/<id>/index`` (days with event counts, firms, sizes, festival days),
   ``/api/run/<id>/day/<n>[?firm=F]`` (one day's events),
   ``/api/run/<id>/transcript?firm=F&day=N`` (one firm's entries on one day),
   ``/api/run/<id>/ledger`` (deals and invoices), ``/api/run/<id>/daily?from=ROW``
   (daily snapshot rows), ``/api/run/<id>/events?from=BYTE[&max_bytes=N]`` (raw events from a
   line boundary, complete lines only; a page holds at most ``MAX_EVENTS_BYTES``).
 - AlloBench: ``/api/run/<id>/episodes?from=N`` (episode figures),
-  ``/api/run/<id>/episode/<n>`` (one episode with its turns).
+  ``/api/run/<id>/episode/<n>`` (one episode with its turns and its task-stream ``strip``;
+  ``n`` counts from 0, the page's labels and links from 1).
 - Either, from ``record.sqlite`` (read-only): ``/api/run/<id>/calls`` (agents and their call
   counts), ``/api/run/<id>/call?agent=A&n=N[&from=I]`` (call ``N`` of agent ``A``: every
   message of the request in order, paged by ``MAX_CALL_BYTES``, the reply, usage, cache hit).
 - Either: ``/api/run/<id>/search?q=TEXT`` (transcript entries or AlloBench turns whose text
   holds ``TEXT``, case-insensitive, at most ``search.MAX_HITS``).
+- While a person plays a game through the server (its ``play``, :class:`PlayRoutes`): the
+  game's page, ``GET /api/play/…`` and ``POST /api/play/…`` (JSON, from the loopback only).
 
 Numbers in queries are plain ASCII digits up to ``MAX_QUERY_INT``; anything else is a 400 (a
 404 in a path) with a message, never a 500.
@@ -40,17 +44,18 @@ from __future__ import annotations
 import contextlib
 import io
 import ipaddress
+import json
 import selectors
 import socket
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from econbench.jsonio import json_line
@@ -229,6 +234,8 @@ class ViewerHandler(BaseHTTPRequestHandler):
             self._send_json(HTTPStatus.FORBIDDEN, {"error": "the viewer answers loopback only"})
             return
         url = urlsplit(self.path)
+        if self.server.play is not None and self._play_get(self.server.play, url.path, url.query):
+            return
         if url.path in STATIC:
             name, kind = STATIC[url.path]
             self._send(HTTPStatus.OK, _static(name), kind)
@@ -239,6 +246,65 @@ class ViewerHandler(BaseHTTPRequestHandler):
         parts = url.path[len("/api/") :].split("/")
         try:
             body = self.server.api.handle(parts, parse_qs(url.query))
+        except ApiError as exc:
+            self._send_json(exc.status, {"error": str(exc)})
+            return
+        except Exception as exc:  # a bug must not take the server down with it
+            self._send_json(
+                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"}
+            )
+            return
+        self._send_json(HTTPStatus.OK, body)
+
+    # ------------------------------------------------ a game a person plays (``play``)
+    def _play_get(self, play: PlayRoutes, path: str, query: str) -> bool:
+        """Serve ``path`` if it is the game's page or API; whether it was."""
+        if path in play.static:
+            folder, name, kind = play.static[path]
+            data = resources.files("econbench.runs.viewer").joinpath(folder, name).read_bytes()
+            self._send(HTTPStatus.OK, data, kind)
+            return True
+        if not path.startswith(PLAY_API):
+            return False
+        self._play_answer(lambda: play.get(path[len(PLAY_API) :].split("/"), parse_qs(query)))
+        return True
+
+    def do_POST(self) -> None:
+        """A person's move in the game being played (the only thing the viewer takes): JSON,
+        from a page on the loopback (a form elsewhere cannot send ``application/json``)."""
+        self.connection.settimeout(self.timeout)
+        play = self.server.play
+        path = urlsplit(self.path).path
+        if not host_header_ok(self.headers.get("Host")) or not _origin_ok(self.headers):
+            self._send_json(HTTPStatus.FORBIDDEN, {"error": "the viewer answers loopback only"})
+            return
+        if play is None or not path.startswith(PLAY_API):
+            self._send_json(HTTPStatus.NOT_FOUND, {"error": "not found"})
+            return
+        kind = (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
+        if kind != "application/json":
+            self._send_json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send application/json"})
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or "")
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_PLAY_BODY:
+            self._send_json(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                {"error": f"a move is sent with a Content-Length of at most {MAX_PLAY_BODY}"},
+            )
+            return
+        try:
+            body = json.loads(self.rfile.read(length) or b"null")
+        except (ValueError, UnicodeDecodeError):
+            self._send_json(HTTPStatus.BAD_REQUEST, {"error": "the body is not JSON"})
+            return
+        self._play_answer(lambda: play.post(path[len(PLAY_API) :].split("/"), body))
+
+    def _play_answer(self, answer: Callable[[], Any]) -> None:
+        try:
+            body = answer()
         except ApiError as exc:
             self._send_json(exc.status, {"error": str(exc)})
             return
@@ -422,11 +488,42 @@ class ConnectionGate:
                 connection, address = self._queued.popleft()
 
 
+class PlayRoutes(Protocol):
+    """A game a person plays through this server (``econbench allo play``): its page's files
+    and its API under ``/api/play/``. Set it as the server's ``play``."""
+
+    static: Mapping[str, tuple[str, str, str]]
+    """URL path → (folder beside this module, file name, content type)."""
+
+    def get(self, parts: list[str], query: dict[str, list[str]]) -> Any:
+        """The answer to ``GET /api/play/<parts>`` (``ApiError`` for an error status)."""
+        ...
+
+    def post(self, parts: list[str], body: Any) -> Any:
+        """The answer to ``POST /api/play/<parts>`` with a JSON ``body``."""
+        ...
+
+
+PLAY_API = "/api/play/"
+MAX_PLAY_BODY = 1_000_000
+"""The largest move a page may post (a script is a few kilobytes)."""
+
+
+def _origin_ok(headers: Any) -> bool:
+    """A browser names the page that posts in ``Origin``: it must be on the loopback."""
+    origin = headers.get("Origin")
+    if origin is None:
+        return True
+    return host_header_ok(urlsplit(origin).netloc) if origin != "null" else False
+
+
 class ViewerServer(ThreadingHTTPServer):
     """A threading HTTP server on a loopback address, serving one catalog, whose slow and
     idle clients hold bounded resources (see :class:`ConnectionGate`)."""
 
     daemon_threads = True
+    play: PlayRoutes | None = None
+    """A game being played here, whose page and API the server also serves."""
     allow_reuse_address = True
     request_queue_size = 128
     """Connections the kernel holds before they are accepted (the default 5 drops a burst)."""

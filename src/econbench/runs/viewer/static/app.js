@@ -66,6 +66,14 @@
     return node;
   }
 
+  // A model's cost as every table shows it (econbench.runs.cost_display): "unpriced" for calls
+  // of a model with no price, after the priced part when there is one; never $0.00 or n/a.
+  function costText(value, unpriced) {
+    const known = typeof value === "number" && Number.isFinite(value);
+    if (!known) return unpriced ? "unpriced" : "–";
+    return unpriced ? `${money(value)} + unpriced` : money(value);
+  }
+
   function money(value) {
     if (typeof value !== "number" || !Number.isFinite(value)) return value == null ? "–" : String(value);
     const text = Math.abs(value).toLocaleString("en-US", {
@@ -151,6 +159,68 @@
     return box;
   }
 
+  // -- JSON as DOM (text nodes only, never markup): a flat object as a key/value table,
+  // anything nested indented under its key, each object or array foldable, folded from the
+  // start when it is deep in the value or holds many entries.
+  const FOLD_ENTRIES = 12;
+  const INLINE_CHARS = 80; // a list of plain values shorter than this stays on one line
+
+  function isPlain(value) {
+    return value === null || typeof value !== "object";
+  }
+
+  function jsonScalar(value) {
+    const kind = value === null ? "null" : typeof value;
+    const text = typeof value === "string" ? value : json(value);
+    return el("span", { class: `j-${kind}${typeof value === "string" && value.includes("\n") ? " j-multiline" : ""}`, text });
+  }
+
+  function jsonView(value) {
+    return el("div", { class: "json" }, jsonNode(value, 0));
+  }
+
+  function jsonNode(value, depth) {
+    if (isPlain(value)) return jsonScalar(value);
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    if (!entries.length) return el("span", { class: "j-null", text: Array.isArray(value) ? "[]" : "{}" });
+    if (entries.every(([, v]) => isPlain(v))) {
+      if (Array.isArray(value) && json(value).length <= INLINE_CHARS) {
+        return el("span", { class: "j-inline", text: value.map((v) => (typeof v === "string" ? v : json(v))).join(", ") });
+      }
+      if (!Array.isArray(value) && entries.length <= FOLD_ENTRIES * 2) return jsonTable(entries);
+    }
+    const rows = el(
+      "div",
+      { class: "j-entries" },
+      entries.map(([key, v]) => el("div", { class: "j-row" }, el("span", { class: "j-key", text: key }), jsonNode(v, depth + 1))),
+    );
+    const count = Array.isArray(value) ? `${entries.length} items` : `${entries.length} keys`;
+    if (depth === 0) return rows;
+    const open = depth < 2 && entries.length <= FOLD_ENTRIES;
+    return el("details", { class: "j-node", open }, el("summary", { text: count }), rows);
+  }
+
+  function jsonTable(entries) {
+    return el(
+      "table",
+      { class: "j-kv" },
+      entries.map(([key, v]) => el("tr", {}, el("th", { text: key }), el("td", {}, jsonScalar(v)))),
+    );
+  }
+
+  // A value that may be JSON text (a tool result as the model saw it): shown as JSON if so.
+  function textOrJson(text) {
+    const trimmed = String(text).trim();
+    if (/^[[{]/.test(trimmed)) {
+      try {
+        return jsonView(JSON.parse(trimmed));
+      } catch (err) {
+        // not JSON after all: shown as the text it is
+      }
+    }
+    return el("pre", { class: "msg-text", text });
+  }
+
   // The file of an API answer in a bundle (bundle.py's bundle_name, computed the same way).
   function bundlePath(path) {
     const url = new URL(path, location.origin);
@@ -187,14 +257,23 @@
     allo: null,
     view: "run", // or "table": the runs table
     routed: false,
+    routedHash: null, // the hash last shown (see writeHash)
+    opening: null, // the token of the run being opened, while it opens
+    pending: null, // a hash routed while the run opened, shown once it is open
+    collapsed: new Map(), // run-list group -> folded (true) or unfolded (false) by hand
+    filter: "",
     sweep: null,
     table: { sort: null, desc: false, text: "", policy: "", status: "" },
   };
 
   // ------------------------------------------------------------------ deep links
   // The hash names what is shown: #run=ID[&tab=T&day=N&firm=F | &episode=N], or #view=table.
-  // Choosing a run or the table adds a history entry (back and forward switch runs); moving
-  // within a run only rewrites the current entry, so a link always opens where one was.
+  // Every number in it is the number the page shows: day=N opens "Day N" (days count from 0,
+  // as the economy's logs do) and episode=N opens "Episode N" (episodes count from 1; the API
+  // and episodes.jsonl count them from 0). Choosing a run, a tab, an episode or the table adds
+  // a history entry, so back and forward step through them; moving within a view (a day, a
+  // firm) rewrites the current entry, so a link always opens where one was. The page follows
+  // the hash whoever changes it (back, forward, a link pasted into the open tab).
   function hashParams() {
     return new URLSearchParams(location.hash.slice(1));
   }
@@ -205,13 +284,24 @@
     else location.hash = text; // fires hashchange, which routes
   }
 
-  function writeHash() {
-    // Refine the current entry only while it names what is shown: after back or forward the
-    // entry already names the next view, whose hashchange has not been handled yet.
-    const current = hashParams();
-    const shown = state.view === "table" ? "table" : state.runId;
-    const named = current.get("view") === "table" ? "table" : current.get("run");
-    if (named && named !== shown) return;
+  // The current view with `changes` applied, as a new history entry (a tab, an episode).
+  function navigate(changes) {
+    const p = shownParams();
+    for (const [key, value] of Object.entries(changes)) p.set(key, value);
+    go(p);
+  }
+
+  // The hash of an episode (0-based, as the API counts) and back.
+  const episodeHash = (index) => String(index + 1);
+
+  function episodeOfHash(p) {
+    const text = p.get("episode");
+    if (text === null || !/^[0-9]+$/.test(text)) return null;
+    const n = Number(text);
+    return n >= 1 && Number.isSafeInteger(n) ? n - 1 : null;
+  }
+
+  function shownParams() {
     const p = new URLSearchParams();
     if (state.view === "table") p.set("view", "table");
     else if (state.runId) {
@@ -223,26 +313,63 @@
         if (c.tab === "transcript" && c.transcriptFirm) p.set("firm", c.transcriptFirm);
       }
       const a = state.allo;
-      if (state.run && state.run.benchmark === "allo" && a && a.selected !== null) p.set("episode", a.selected);
+      if (state.run && state.run.benchmark === "allo" && a && a.selected !== null) {
+        p.set("episode", episodeHash(a.selected));
+      }
     }
-    const text = "#" + p.toString();
+    return p;
+  }
+
+  function writeHash() {
+    // Refine the current entry only while it is the one last routed: after back, forward or
+    // a pasted link the entry names the next view, whose hashchange has not been handled yet.
+    if (state.routedHash !== null && location.hash !== state.routedHash) return;
+    if (state.opening === state.token) return; // a run is opening: its hash says what it wants
+    const text = "#" + shownParams().toString();
     if (location.hash !== text) history.replaceState(null, "", text);
+    state.routedHash = location.hash;
   }
 
   function route() {
+    state.routedHash = location.hash;
     const p = hashParams();
     if (p.get("view") === "table") {
-      showTable();
+      if (state.view !== "table") showTable();
       return;
     }
     const wanted = p.get("run");
     const run = state.runs.find((r) => r.id === wanted);
-    if (run) {
-      if (run.id !== state.runId || state.view !== "run") selectRun(run.id, p);
-    } else if (!state.runId && state.runs.length) {
-      history.replaceState(null, "", `#run=${encodeURIComponent(state.runs[0].id)}`); // unknown id
-      selectRun(state.runs[0].id, new URLSearchParams());
+    if (!run) {
+      if (!state.runId && state.runs.length) {
+        history.replaceState(null, "", `#run=${encodeURIComponent(state.runs[0].id)}`); // unknown id
+        state.routedHash = location.hash;
+        selectRun(state.runs[0].id, new URLSearchParams());
+      }
+      return;
     }
+    if (run.id !== state.runId || state.view !== "run" || !state.run) selectRun(run.id, p);
+    else if (state.opening === state.token) state.pending = p; // applied once the run is open
+    else showWithin(p);
+  }
+
+  // Show what the hash names inside the run already open: its tab, day and firm, or episode.
+  function showWithin(p) {
+    const run = state.run;
+    const c = state.coffee;
+    if (run.benchmark === "coffee" && c && c.index) {
+      const firm = p.get("firm");
+      if (firm && firm !== c.transcriptFirm && c.index.firms.includes(firm)) chooseFirm(firm);
+      const day = p.has("day") ? Number(p.get("day")) : NaN;
+      if (Number.isInteger(day) && day !== c.day && dayInfo(day)) pickDay(day);
+      const tab = p.get("tab");
+      if (TABS.includes(tab) && tab !== c.tab) showTab(tab);
+    }
+    const a = state.allo;
+    if (run.benchmark === "allo" && a) {
+      const n = episodeOfHash(p);
+      if (n !== null && n !== a.selected && n < a.episodes.length) openEpisode(state.token, n);
+    }
+    writeHash();
   }
 
   function freshCoffee(tab) {
@@ -294,11 +421,10 @@
     }
   }
 
-  // The run's folder, unless its label already says it (a sweep names runs after labels).
-  function shownPath(run) {
-    const name = run.rel.split("/").pop();
-    return run.rel === "." || name.startsWith(run.label) ? "" : ` · ${run.rel}`;
-  }
+  // -- the run list: runs grouped by the folder that holds them (a sweep's cell, an
+  // experiment), so that its many `seed_0`s are told apart by where they lie; groups fold,
+  // and a filter keeps the runs whose path, benchmark, label, actors or condition match.
+  const OPEN_GROUPS = 8; // with more groups than this, only the selected run's starts open
 
   // The seed, unless the brief already names it (runs of a sweep differ by it alone).
   function seedText(run) {
@@ -306,29 +432,89 @@
     return ` · seed ${run.seed}`;
   }
 
-  function renderRunList() {
-    const list = clear($("run-list"));
-    for (const run of state.runs) {
-      const item = el(
-        "li",
-        {
-          class: run.id === state.runId ? "selected" : "",
-          data: { id: run.id },
-          title: run.rel,
-          on: { click: () => go({ run: run.id }) },
-        },
-        el("div", {}, el("span", { class: "run-label", text: run.label }), badge(run.status)),
-        el(
-          "div",
-          { class: "run-brief" },
-          el("span", { class: "bench", text: run.benchmark }),
-          ` ${run.brief || ""}`,
-          seedText(run),
-          shownPath(run),
-        ),
-      );
-      list.append(item);
+  function runWords(run) {
+    const words = [run.rel, run.label, run.benchmark, run.brief, run.condition, run.status, ...(run.actors || [])];
+    return words.filter(Boolean).join(" ").toLowerCase();
+  }
+
+  // Every whitespace-separated term of the filter must occur in the run's words.
+  function runMatches(run, terms) {
+    const words = runWords(run);
+    return terms.every((term) => words.includes(term));
+  }
+
+  function runGroups(runs) {
+    const groups = new Map();
+    for (const run of runs) {
+      const key = run.group ?? "";
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(run);
     }
+    return groups;
+  }
+
+  function groupOpen(key, runs, count, filtering) {
+    if (filtering || count === 1) return true;
+    if (state.collapsed.has(key)) return !state.collapsed.get(key);
+    return count <= OPEN_GROUPS || runs.some((r) => r.id === state.runId);
+  }
+
+  function renderRunList() {
+    const list = $("run-list");
+    const terms = state.filter.toLowerCase().split(/\s+/).filter(Boolean);
+    const shown = terms.length ? state.runs.filter((r) => runMatches(r, terms)) : state.runs;
+    $("run-filter-count").textContent = terms.length ? `${shown.length} of ${state.runs.length} runs match` : "";
+    const groups = runGroups(shown);
+    const nodes = [];
+    for (const [key, runs] of groups) {
+      const open = groupOpen(key, runs, groups.size, terms.length > 0);
+      const items = el("ul", { class: "group-runs", hidden: !open }, runs.map(runItem));
+      const box = el("section", { class: "run-group", data: { group: key } });
+      if (groups.size > 1) box.append(groupHead(key, runs, open));
+      box.append(items);
+      nodes.push(box);
+    }
+    if (!nodes.length && terms.length) nodes.push(el("p", { class: "muted", text: "No run matches the filter." }));
+    list.replaceChildren(...nodes);
+  }
+
+  function groupHead(key, runs, open) {
+    const running = runs.filter((r) => r.status === "running").length;
+    const live = running ? ` · ${running} running` : "";
+    const head = el(
+      "button",
+      { type: "button", class: "group-head", "aria-expanded": String(open), title: key || "(top level)" },
+      el("span", { class: "fold", text: open ? "▾" : "▸" }),
+      el("span", { class: "group-path", text: key ? `${key}/` : "(top level)" }),
+      el("span", { class: "muted", text: ` ${runs.length}${live}` }),
+    );
+    head.addEventListener("click", () => {
+      state.collapsed.set(key, open);
+      renderRunList();
+    });
+    return head;
+  }
+
+  function runItem(run) {
+    const label = run.label && run.label !== run.name ? ` · ${run.label}` : "";
+    return el(
+      "li",
+      {
+        class: run.id === state.runId ? "selected" : "",
+        data: { id: run.id },
+        title: run.rel,
+        on: { click: () => go({ run: run.id }) },
+      },
+      el("div", {}, el("span", { class: "run-label", text: run.name || run.label }), badge(run.status)),
+      el(
+        "div",
+        { class: "run-brief" },
+        el("span", { class: "bench", text: run.benchmark }),
+        label,
+        ` · ${run.brief || ""}`,
+        seedText(run),
+      ),
+    );
   }
 
   function setStatus(status) {
@@ -389,14 +575,17 @@
     const token = ++state.token;
     state.runId = id;
     state.view = "run";
+    state.opening = token;
+    state.pending = null;
     $("runs-table").hidden = true;
     $("show-table").classList.remove("active");
-    writeHash();
     renderRunList();
     let run;
     try {
       run = await api(`/api/run/${id}`);
     } catch (err) {
+      if (token !== state.token) return;
+      state.opening = null;
       $("placeholder").textContent = `Cannot open this run: ${err.message}`;
       $("placeholder").hidden = false;
       $("run").hidden = true;
@@ -409,9 +598,19 @@
     $("coffee").hidden = run.benchmark !== "coffee";
     $("allo").hidden = run.benchmark !== "allo";
     renderHead();
-    if (run.benchmark === "coffee") await openCoffee(token, want);
-    else await openAllo(token, want);
-    if (token === state.token) writeHash();
+    try {
+      if (run.benchmark === "coffee") await openCoffee(token, want);
+      else await openAllo(token, want);
+    } catch (err) {
+      $("conn").hidden = false; // the server went away mid-way: the next poll tries again
+    } finally {
+      if (state.opening === token) state.opening = null;
+    }
+    if (token !== state.token) return;
+    const pending = state.pending;
+    state.pending = null;
+    if (pending) showWithin(pending);
+    else writeHash();
     schedule(token);
   }
 
@@ -511,7 +710,7 @@
           el("td", { class: "num", text: money(row.revenue_cum) }),
           el("td", { class: "num", text: money(row.net_income_cum) }),
           el("td", { class: "num", text: u ? u.calls : "–" }),
-          el("td", { class: "num", text: u && u.cost_usd !== undefined ? money(u.cost_usd) : "–" }),
+          el("td", { class: "num", text: u ? costText(u.cost_usd, u.unpriced_calls > 0) : "–" }),
         ),
       );
     }
@@ -689,14 +888,16 @@
       const label = isModel ? " · model" : "";
       const chip = el("button", { type: "button", class: "chip", data: { firm } }, swatch(firm), firm, label);
       chip.classList.toggle("active", firm === c.transcriptFirm);
-      chip.addEventListener("click", () => {
-        c.transcriptFirm = firm;
-        for (const other of tfirms.children) other.classList.toggle("active", other.dataset.firm === firm);
-        writeHash();
-        loadTranscript(state.token);
-      });
+      chip.addEventListener("click", () => chooseFirm(firm));
       tfirms.append(chip);
     }
+  }
+
+  function chooseFirm(firm) {
+    state.coffee.transcriptFirm = firm;
+    for (const chip of $("transcript-firms").children) chip.classList.toggle("active", chip.dataset.firm === firm);
+    writeHash();
+    loadTranscript(state.token);
   }
 
   // -- timeline
@@ -758,10 +959,10 @@
       el("span", { class: "desc", text: describe(ev) }),
     );
     row.addEventListener("click", (e) => {
-      if (e.target.closest("pre")) return;
-      const open = row.querySelector("pre");
+      if (e.target.closest(".json")) return;
+      const open = row.querySelector(".json");
       if (open) open.remove();
-      else row.append(el("pre", { text: json(ev, 2) }));
+      else row.append(jsonView(ev));
     });
     return row;
   }
@@ -839,7 +1040,93 @@
     );
     clear(box);
     if (!body.entries.length) box.append(el("p", { class: "muted", text: `${firm} did nothing on day ${day}.` }));
-    for (const ev of body.entries) box.append(transcriptEntry(ev, firm));
+    for (const entry of modelActions(body.entries)) {
+      box.append(entry.model ? actionCard(entry, firm) : transcriptEntry(entry.event, firm));
+    }
+  }
+
+  // One card per model action, as Inspect's sample view shows one: a model_call with the
+  // tool_call events that applied the calls it made (the next ones of the firm, in the
+  // order of its calls; a reply without a call applies a tool_call with no tool). Anything
+  // else — messages, compactions, a scripted turn — is an entry of its own.
+  function modelActions(entries) {
+    const out = [];
+    let open = null;
+    for (const raw of entries) {
+      const ev = asToolCall(raw);
+      if (ev.type === "model_call") {
+        open = { model: ev, calls: ev.tool_calls || [], applied: [] };
+        out.push(open);
+        continue;
+      }
+      if (ev.type === "tool_call" && open && appliesNext(open, ev)) {
+        open.applied.push(ev);
+        continue;
+      }
+      if (ev.type === "compaction" || ev.type === "tool_call") open = null;
+      out.push({ event: ev });
+    }
+    return out;
+  }
+
+  function appliesNext(action, ev) {
+    const at = action.applied.length;
+    if (!action.calls.length) return at === 0 && !ev.tool;
+    return at < action.calls.length && action.calls[at].name === ev.tool;
+  }
+
+  function actionCard(action, firm) {
+    const ev = action.model;
+    const card = el("div", { class: "entry model_call action", data: { seq: ev.seq, type: ev.type } });
+    const u = ev.usage || {};
+    const cost = typeof ev.cost_usd === "number" ? ` · $${ev.cost_usd.toFixed(4)}` : "";
+    const stop = ev.stop_reason ? ` · ${ev.stop_reason}` : "";
+    card.append(
+      el(
+        "div",
+        { class: "entry-head" },
+        `${ev.time} · `,
+        el("b", { text: "model action" }),
+        ` · ${ev.model || ""} · ${usageText(u, ev.cache_hit)}${cost}${stop}`,
+      ),
+    );
+    if (ev.reasoning) card.append(details("reasoning", ev.reasoning, true));
+    if (ev.text) card.append(el("pre", { class: "model-text", text: ev.text }));
+    action.calls.forEach((call, i) => card.append(toolUse(call, action.applied[i])));
+    if (!action.calls.length) {
+      const applied = action.applied[0];
+      const what = applied ? "no tool call: counted as waiting" : "no tool call";
+      card.append(el("div", { class: "tool-use muted", data: { seq: applied && applied.seq }, text: what }));
+    }
+    if (ev.ignored_calls) {
+      const text = `${ev.ignored_calls} further call(s) ignored: one tool call per turn`;
+      card.append(el("div", { class: "muted", text }));
+    }
+    if (ev.record_call !== undefined && hasRecord()) card.append(promptBox(firm, ev.record_call));
+    return card;
+  }
+
+  // One tool call of a model action: the call with its arguments, then what it returned.
+  function toolUse(call, applied) {
+    const box = el("div", { class: "tool-use", data: { seq: applied && applied.seq, tool: call.name } }, callLine(call));
+    if (!applied) {
+      box.append(el("div", { class: "muted", text: "not applied" }));
+      return box;
+    }
+    box.append(resultBox(applied.result || {}));
+    return box;
+  }
+
+  // A tool's result: its status, the error if it failed, and the result as JSON, open
+  // when it is short.
+  function resultBox(result) {
+    const failed = result.status === "error";
+    const box = el("div", { class: "tool-result" });
+    if (failed) box.append(el("div", { class: "result-error", text: `error: ${result.error || result.message || ""}` }));
+    const size = json(result).length;
+    const label = `result${result.status ? `: ${result.status}` : ""} · ${Object.keys(result).length} fields`;
+    box.append(el("details", { class: "result", open: !failed && size <= 600 }, el("summary", { text: label }), jsonView(result)));
+    return box;
   }
 
   function dayButton(day, text) {
@@ -855,9 +1142,12 @@
     const args = call.arguments && typeof call.arguments === "object" ? call.arguments : {};
     const blocks = Object.entries(args).filter(([k, v]) => typeof v === "string" && (CODE_KEYS.includes(k) || v.includes("\n")));
     const inline = Object.fromEntries(Object.entries(args).filter(([k]) => !blocks.some(([b]) => b === k)));
-    const line = el("div", { class: "call", text: `→ ${call.name}(${json(inline)})${suffix || ""}` });
-    if (!blocks.length) return line;
+    const short = json(inline).length <= INLINE_CHARS;
+    const shown = short ? `(${json(inline)})` : "";
+    const line = el("div", { class: "call", text: `→ ${call.name}${shown}${suffix || ""}` });
+    if (!blocks.length && short) return line;
     const box = el("div", { class: "call-box" }, line);
+    if (!short) box.append(jsonView(inline)); // long arguments: one per line, as key and value
     for (const [key, value] of blocks) {
       const isCode = CODE_KEYS.includes(key);
       box.append(el("div", { class: "muted arg-name", text: `${key}:` }), codeBlock(value, isCode));
@@ -948,7 +1238,7 @@
     card.append(el("div", { class: "msg-head" }, el("b", { text: role }), ` #${m.i + 1}${who}${reply} · ${m.chars ?? 0} chars`));
     if (m.missing) card.append(el("div", { class: "result-error", text: "this message is missing from the record" }));
     if (m.reasoning) card.append(details("reasoning", m.reasoning, false));
-    if (m.content) card.append(el("pre", { class: "msg-text", text: m.content }));
+    if (m.content) card.append(role === "tool" ? textOrJson(m.content) : el("pre", { class: "msg-text", text: m.content }));
     for (const call of m.tool_calls || []) card.append(callLine(call));
     if (m.truncated) card.append(el("div", { class: "muted", text: "(cut: the message is longer than the viewer shows)" }));
     return card;
@@ -984,19 +1274,13 @@
       card.append(details("summary that replaced the history", ev.summary || "", true));
       if (ev.record_call !== undefined && hasRecord()) card.append(promptBox(firm, ev.record_call));
     } else if (ev.type === "tool_call") {
-      const result = ev.result || {};
-      const failed = result.status === "error";
-      card.append(el("div", { class: "call", text: `${ev.tool ?? "(no tool call)"}(${json(ev.arguments || {})})` }));
-      if (failed) {
-        const text = `error: ${result.error || result.message || json(result)}`;
-        card.append(el("div", { class: "result-error", text }));
-      }
-      card.append(details(failed ? "full result" : `result: ${result.status || ""}`, json(result, 2), false));
+      card.append(ev.tool ? callLine({ name: ev.tool, arguments: ev.arguments }) : el("div", { class: "call", text: "(no tool call)" }));
+      card.append(resultBox(ev.result || {}));
     } else if (ev.type === "message") {
       head.append(" · ", ev.sender === firm ? "sent to " : "from ", ev.sender === firm ? ev.recipient : ev.sender);
       card.append(el("div", {}, el("b", { text: ev.title || "(no title)" })), el("pre", { text: ev.body || "" }));
     } else {
-      card.append(el("pre", { text: json(otherFields(ev), 2) }));
+      card.append(jsonView(otherFields(ev)));
     }
     return card;
   }
@@ -1117,11 +1401,45 @@
         firm,
         points: c.daily.filter((r) => r.firm === firm && typeof r[metric] === "number").map((r) => [r.day, r[metric]]),
       }));
-      box.append(lineChart(metric, title, series, c.day, zero));
+      box.append(lineChart(metric, title, series, c.day, zero, c.index.festivals || []));
     }
   }
 
-  function lineChart(metric, title, series, marker, zero) {
+  // The festival days (demand multiplied: docs/coffeebench.md §7) shaded behind the lines,
+  // each day as the band from half a day before to half a day after it, cut to the axes.
+  function festivalBands(festivals, x0, x1, sx, top, bottom) {
+    const bands = [];
+    for (const f of festivals) {
+      const span = festivalSpan(f, x0, x1);
+      if (!span) continue;
+      const [from, to] = span;
+      const band = svg("rect", {
+        class: "festival",
+        x: sx(from),
+        y: top,
+        width: sx(to) - sx(from),
+        height: bottom - top,
+        "data-first": f.first,
+        "data-last": f.last,
+      });
+      band.append(svg("title", {}, festivalText(f)));
+      bands.push(band);
+    }
+    return bands;
+  }
+
+  function festivalSpan(f, x0, x1) {
+    const from = Math.max(f.first - 0.5, x0);
+    const to = Math.min(f.last + 0.5, x1);
+    return from < to ? [from, to] : null;
+  }
+
+  function festivalText(f) {
+    const factor = typeof f.factor === "number" ? ` (consumer demand ×${num(f.factor, 1)})` : "";
+    return `${f.name === "festival" ? "festival" : `festival ${f.name}`}: days ${f.first}–${f.last}${factor}`;
+  }
+
+  function lineChart(metric, title, series, marker, zero, festivals) {
     const W = 560;
     const H = 250;
     const M = { l: 62, r: 14, t: 10, b: 30 };
@@ -1152,7 +1470,8 @@
     axis.append(svg("line", { x1: M.l, x2: W - M.r, y1: sy(baseline), y2: sy(baseline) }));
     axis.append(svg("line", { x1: M.l, x2: M.l, y1: M.t, y2: H - M.b }));
     axis.append(svg("text", { x: (M.l + W - M.r) / 2, y: H - 2, "text-anchor": "middle" }, "day"));
-    root.append(grid, axis);
+    const bands = festivalBands(festivals, x0, x1, sx, M.t, H - M.b);
+    root.append(...bands, grid, axis);
     if (marker !== null && marker !== undefined && marker >= x0 && marker <= x1) {
       root.append(svg("line", { class: "marker", x1: sx(marker), x2: sx(marker), y1: M.t, y2: H - M.b }));
     }
@@ -1164,6 +1483,9 @@
       root.append(path);
     }
     const legend = el("div", { class: "legend" }, series.map((s) => el("span", {}, swatch(s.firm), s.firm)));
+    for (const f of festivals.filter((f) => festivalSpan(f, x0, x1))) {
+      legend.append(el("span", { class: "legend-festival", title: festivalText(f) }, el("span", { class: "swatch festival-swatch" }), `festival days ${f.first}–${f.last}`));
+    }
     return el("div", { class: "chart", data: { metric } }, el("h4", { text: title }), root, legend);
   }
 
@@ -1179,12 +1501,12 @@
         fact("framing", config.framing ?? "–"),
         fact("policy", config.actor || config.policy || "–"),
         fact("budget", config.budget ?? "–"),
-        fact("cost", config.cost ?? "–"),
+        fact("build charge K", config.cost ?? "–"),
         s ? fact("score", num(s.score)) : null,
         s && s.score_ci ? fact("95% CI", `${num(s.score_ci[0])}–${num(s.score_ci[1])}`) : null,
         s ? fact("first-sight rate", num(s.first_sight_rate)) : null,
         s ? fact("unresolved turns", s.unresolved_turns) : null,
-        s && s.cost_usd ? fact("model cost", money(s.cost_usd)) : null,
+        s && (s.cost_usd || s.llm_calls) ? fact("model cost", costText(s.cost_usd, s.cost_usd == null)) : null,
       ),
     );
     if (config.system_prompt) head.append(details("system prompt", config.system_prompt, false));
@@ -1192,12 +1514,12 @@
 
   async function openAllo(token, want) {
     const a = (state.allo = freshAllo());
-    const episode = want && want.has("episode") ? Number(want.get("episode")) : NaN;
-    a.wanted = Number.isInteger(episode) && episode >= 0 ? episode : 0;
+    a.wanted = (want && episodeOfHash(want)) ?? 0;
     a.decisionsOnly = $("decisions-only").checked;
     clear($("episodes"));
     clear($("turns"));
     clear($("episode-head"));
+    clear($("episode-strip"));
     clear($("allo-hits"));
     await pollAllo(token);
   }
@@ -1209,7 +1531,7 @@
     if (body.total < a.episodes.length) {
       // the cell was started again from scratch: forget what was shown
       Object.assign(a, freshAllo(), { decisionsOnly: a.decisionsOnly });
-      for (const id of ["episodes", "turns", "episode-head"]) clear($(id));
+      for (const id of ["episodes", "turns", "episode-head", "episode-strip"]) clear($(id));
       return;
     }
     if (body.next - body.episodes.length === a.episodes.length) {
@@ -1243,7 +1565,7 @@
     for (const e of rows) {
       const cells = EPISODE_COLUMNS.map(([, value, cls]) => el("td", { class: cls, text: value(e) ?? "–" }));
       const tr = el("tr", { class: "clickable", data: { episode: e.episode } }, cells);
-      tr.addEventListener("click", () => openEpisode(state.token, e.episode));
+      tr.addEventListener("click", () => navigate({ episode: episodeHash(e.episode) }));
       tr.classList.toggle("selected", e.episode === state.allo.selected);
       node.append(tr);
     }
@@ -1284,9 +1606,82 @@
       ),
     );
     if (Array.isArray(r.commits) && r.commits.length) {
-      head.append(details(`commits (${r.commits.length})`, json(r.commits, 2), false));
+      head.append(details(`commits (${r.commits.length})`, jsonView(r.commits), false));
     }
+    const strip = clear($("episode-strip"));
+    if (r.strip && r.strip.tasks.length) strip.append(streamStrip(r.strip));
     renderTurns();
+  }
+
+  // -- the episode's whole task stream as one strip: a cell per task in order, coloured by
+  // its class (hot classes underlined), with a mark above each task where the actor
+  // committed (built a tool); a commit at a class's first sight is marked apart.
+  const CLASS_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac"];
+
+  // The urn's classes are colours: drawn in them (a skin's other names get the palette).
+  const NAMED_CLASS_COLORS = {
+    blue: "#3b6fd8", purple: "#8e44ad", white: "#f4f4f4", orange: "#f28e2b", green: "#3a9d4a",
+    black: "#222222", red: "#d93a3a", yellow: "#f1cf3b", pink: "#f08bb4", brown: "#8b5a2b",
+    grey: "#9aa0a6", gray: "#9aa0a6", cyan: "#35b7c9",
+  };
+
+  function classColor(cls, label) {
+    const named = NAMED_CLASS_COLORS[String(label || "").toLowerCase()];
+    if (named) return named;
+    return Number.isInteger(cls) ? CLASS_COLORS[cls % CLASS_COLORS.length] : "#8a94a6";
+  }
+
+  function streamStrip(strip) {
+    const n = strip.tasks.length;
+    const columns = `repeat(${n}, minmax(0, 1fr))`;
+    const marks = el("div", { class: "strip-marks" });
+    const tasks = el("div", { class: "strip-tasks" });
+    marks.style.gridTemplateColumns = columns;
+    tasks.style.gridTemplateColumns = columns;
+    for (const c of strip.commits) {
+      const kind = c.first_sight ? "first-sight commit" : "commit";
+      const trap = c.trap ? " (a trap class)" : "";
+      const mark = el("span", {
+        class: `commit-mark${c.first_sight ? " first-sight" : ""}${c.trap ? " trap" : ""}`,
+        data: { t: c.t },
+        title: `task ${c.t + 1}: ${kind} to ${c.label}${trap}`,
+        text: "▼",
+      });
+      mark.style.gridColumn = String(c.t + 1);
+      marks.append(mark);
+    }
+    for (const task of strip.tasks) {
+      const where = `task ${task.t + 1}: ${task.label} · sighting ${task.sighting}`;
+      const cell = el("span", {
+        class: `task${task.hot ? " hot" : ""}${task.collected ? " collected" : ""}`,
+        data: { t: task.t, cls: task.cls },
+        title: `${where}${task.hot ? " · hot" : ""}${task.collected ? " · collected" : ""}`,
+        color: classColor(task.cls, task.label),
+      });
+      cell.addEventListener("click", () => flash(`#turns .turn[data-t="${task.t}"]`));
+      tasks.append(cell);
+    }
+    const firstSight = strip.commits.filter((c) => c.first_sight).length;
+    const seen = [...new Set(strip.tasks.map((t) => t.cls))].sort((a, b) => a - b);
+    const legend = el(
+      "div",
+      { class: "legend strip-legend" },
+      seen.map((cls) => {
+        const label = (strip.tasks.find((t) => t.cls === cls) || {}).label;
+        const hot = strip.hot.includes(cls) ? " (hot)" : "";
+        return el("span", { data: { cls } }, el("span", { class: "swatch class-swatch", color: classColor(cls, label) }), `${label}${hot}`);
+      }),
+      el("span", {}, el("span", { class: "commit-key", text: "▼" }), " commit"),
+      el("span", {}, el("span", { class: "commit-key first-sight", text: "▼" }), " commit at first sight"),
+    );
+    return el(
+      "div",
+      { class: "strip", data: { tasks: n } },
+      el("div", { class: "strip-title muted", text: `Task stream: ${n} tasks · ${strip.commits.length} commits, ${firstSight} at first sight` }),
+      marks,
+      tasks,
+      legend,
+    );
   }
 
   function renderTurns() {
@@ -1356,9 +1751,9 @@
 
   // A result carrying a script (R3's read_script) shows it as code under the other fields.
   function resultBody(result) {
-    if (!result || typeof result !== "object" || typeof result.code !== "string") return json(result, 2);
+    if (!result || typeof result !== "object" || typeof result.code !== "string") return jsonView(result ?? null);
     const { code, ...rest } = result;
-    return el("div", {}, el("pre", { text: json(rest, 2) }), codeBlock(code, true));
+    return el("div", {}, jsonView(rest), codeBlock(code, true));
   }
 
   function sandboxTable(runs) {
@@ -1401,9 +1796,16 @@
     return values.length ? values.reduce((x, y) => x + y, 0) / values.length : null;
   }
 
+  // The run's label and, when it says more, the folder it lies in (a sweep's cells share
+  // labels across seeds).
+  function runCell(run) {
+    const folder = run.rel !== run.label ? el("div", { class: "muted run-rel", text: run.rel }) : null;
+    return el("div", {}, el("div", { text: run.label }), folder);
+  }
+
   function tableColumns(benchmark, runs) {
     const common = [
-      ["label", (r) => r.label, (r) => r.label],
+      ["label", (r) => `${r.label} ${r.rel}`, runCell],
       ["status", (r) => r.status, (r) => badge(r.status)],
       ["seed", (r) => r.seed ?? null, (r) => r.seed ?? "–", "num"],
       ["policy", (r) => policyText(r), (r) => policyText(r)],
@@ -1415,7 +1817,7 @@
         ["episodes", (r) => h(r).episodes ?? null, (r) => h(r).episodes ?? "–", "num"],
         ["score", (r) => h(r).score ?? null, (r) => num(h(r).score), "num"],
         ["first-sight rate", (r) => h(r).first_sight_rate ?? null, (r) => num(h(r).first_sight_rate), "num"],
-        ["model cost", (r) => h(r).cost_usd ?? null, (r) => (h(r).cost_usd ? money(h(r).cost_usd) : "–"), "num"],
+        ["model cost", (r) => h(r).cost_usd ?? null, (r) => (h(r).llm_calls ? costText(h(r).cost_usd, h(r).cost_usd == null) : "–"), "num"],
       ]);
     }
     const seen = new Set(runs.flatMap((r) => Object.keys((r.headline || {}).net_income || {})));
@@ -1583,7 +1985,8 @@
 
   function flash(selector) {
     const wait = (tries) => {
-      const node = document.querySelector(selector);
+      const found = document.querySelector(selector);
+      const node = found && (found.closest(".entry, .turn") || found); // a merged card: the card
       if (node) {
         node.scrollIntoView({ block: "center" });
         node.classList.add("flash");
@@ -1606,7 +2009,7 @@
         if (c.day !== h.day) pickDay(h.day);
         else loadTranscript(state.token);
         writeHash();
-        flash(`#transcript .entry[data-seq="${h.seq}"]`);
+        flash(`#transcript [data-seq="${h.seq}"]`);
       },
     );
   }
@@ -1626,7 +2029,7 @@
   // ------------------------------------------------------------------ wiring
   function wire() {
     for (const button of document.querySelectorAll(".tabs button")) {
-      button.addEventListener("click", () => showTab(button.dataset.tab));
+      button.addEventListener("click", () => navigate({ tab: button.dataset.tab }));
     }
     $("day-prev").addEventListener("click", () => stepDay(-1));
     $("day-next").addEventListener("click", () => stepDay(1));
@@ -1661,6 +2064,13 @@
       });
     }
     window.addEventListener("hashchange", route);
+    window.addEventListener("popstate", () => {
+      if (location.hash !== state.routedHash) route(); // hashchange may follow: routed once
+    });
+    $("run-filter").addEventListener("input", () => {
+      state.filter = $("run-filter").value;
+      renderRunList();
+    });
     $("coffee-search").addEventListener("submit", (e) => {
       e.preventDefault();
       searchCoffee();
