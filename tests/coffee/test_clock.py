@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 from conftest import FnPolicy
-
 from econbench.agents.tools import ToolCall
 from econbench.coffee.config import FIRMS
 from econbench.coffee.events import MemorySink

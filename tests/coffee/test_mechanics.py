@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import FnPolicy, make_world
 
+from conftest import FnPolicy, make_world
 from econbench.agents.tools import ToolCall
 from econbench.coffee.config import EconomyConfig, RoleConfig
 from econbench.coffee.events import MemorySink

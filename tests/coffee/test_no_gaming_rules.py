@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from conftest import make_world
 from test_mechanics import call, next_day, sell
 from typer.testing import CliRunner
 
+from conftest import make_world
 from econbench.agents.tools import ToolCall
 from econbench.coffee.config import EconomyConfig
 from econbench.coffee.events import MemorySink

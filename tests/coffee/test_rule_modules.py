@@ -7,8 +7,8 @@ check what it books and logs (docs/coffeebench.md §2, §5, §6, §8, §9, §10)
 from __future__ import annotations
 
 import pytest
-from conftest import make_world
 
+from conftest import make_world
 from econbench.coffee import observation
 from econbench.coffee.rules import (
     bankruptcy,

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FnPolicy
 
+from conftest import FnPolicy
 from econbench.coffee.config import FIRMS, EconomyConfig
 from econbench.coffee.events import MemorySink
 from econbench.coffee.policies import make_policy
