@@ -15,6 +15,7 @@ import pytest
 from econbench.agents.models.human import PlayerLeft, person_reply
 from econbench.agents.tools import ToolCall
 from econbench.coffee.policies import UnknownPolicyError
+from econbench.coffee.sim import MODEL_DAYS_PER_CHECKPOINT
 from econbench.coffee.world import WAIT_TOOL
 from econbench.runs.coffee.config import RunConfig
 from econbench.runs.coffee.run import resume_to_dir, run_to_dir
@@ -23,7 +24,7 @@ from econbench.runs.play.coffee_panels import CoffeePanels
 from econbench.runs.play.commands import parse_command
 
 DAYS = 2
-LONG = 6
+LONG = MODEL_DAYS_PER_CHECKPOINT + 1
 """Long enough for a day-end checkpoint (every ``MODEL_DAYS_PER_CHECKPOINT`` days) before
 the last day."""
 COMMANDS = [

@@ -91,7 +91,7 @@ COFFEE_RUN += ["--agent", f"roaster_A={MODEL}", "--agent", f"roaster_B={MODEL}"]
 @pytest.fixture(autouse=True)
 def daily_checkpoints(monkeypatch):
     """A checkpoint at every day's end, so that a 5-day run is killed past one that sealed
-    model calls (the real period, every 5th day, is checked in test_resume_replays_tail)."""
+    model calls (the real period, every 10th day, is checked in test_resume_replays_tail)."""
     monkeypatch.setattr("econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT", 1)
 
 

@@ -153,7 +153,7 @@ def test_where_the_record_no_longer_holds_the_request_the_model_is_asked(
 @pytest.mark.parametrize(
     ("period", "days", "written"),
     [
-        (None, 12, [0, 5, 10, 12]),  # the real period: every 5th day's end, and the last
+        (None, 12, [0, 10, 12]),  # the real period: every 10th day's end, and the last
         (1, 4, [0, 1, 2, 3, 4]),
         (3, 4, [0, 3, 4]),
     ],
@@ -166,7 +166,7 @@ def test_a_model_run_checkpoints_at_the_ends_of_every_periodth_day_and_the_last(
     if period is None:
         monkeypatch.undo()  # the module's own period
         register_scripted(MODEL, shopper)
-        assert sim_module.MODEL_DAYS_PER_CHECKPOINT == 5
+        assert sim_module.MODEL_DAYS_PER_CHECKPOINT == 10
     else:
         monkeypatch.setattr(sim_module, "MODEL_DAYS_PER_CHECKPOINT", period)
     seen: list[int] = []

@@ -29,13 +29,14 @@ SCRIPTED_DAYS_PER_CHECKPOINT = 30
 """A run that no model plays is checkpointed at the end of every 30th day and of its last
 day, not daily: a scripted day costs milliseconds to redo, while rewriting the whole state
 every day was a third of such a run's CPU (every 30 days it is a twentieth)."""
-MODEL_DAYS_PER_CHECKPOINT = 5
-"""A run a model plays is checkpointed at the end of every 5th day and of its last day. Its
+MODEL_DAYS_PER_CHECKPOINT = 10
+"""A run a model plays is checkpointed at the end of every 10th day and of its last day. Its
 model calls in between are in its call record already, committed one at a time, and a
 resume replays them from there (the run layer's ``runs/record_tail.py``) instead of asking
 the model again: a checkpoint per model tick would only rewrite the world and the
 conversations hundreds of times a run, and one per day was still a tenth of the harness's
-CPU per model request (issue 27); replaying five days costs a resume well under a second."""
+CPU per model request (issue 27, ``benchmarks/model_path.py``); replaying ten days of
+recorded calls costs a resume about a second."""
 
 
 class CheckpointError(RuntimeError):

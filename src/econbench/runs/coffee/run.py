@@ -6,7 +6,7 @@ the end ``summary.json``. While it runs it keeps ``checkpoint.json`` — the who
 the last tick boundary — and ``progress.json``.
 
 A tick is one group's decisions (docs/coffeebench.md §3). A run a model plays is checkpointed at
-the end of every 5th day (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model
+the end of every 10th day (``econbench.coffee.sim.MODEL_DAYS_PER_CHECKPOINT``), a run no model
 plays every 30th day (``SCRIPTED_DAYS_PER_CHECKPOINT``), and every run at its end;
 ``progress.json`` is updated after a tick that asked a model, at most every half second. The
 model calls made since the last checkpoint are in ``record.sqlite``, committed one at a time,
