@@ -112,10 +112,11 @@ def wait_until(page: Page, done: Callable[[], bool]) -> None:
             return
         button = page.locator("#wait-button:not([disabled])")
         try:
-            button.click(timeout=WAIT_MS / 6)
+            button.wait_for(timeout=WAIT_MS / 6)
         except PlaywrightTimeout:
             continue  # the game ended, or the world is moving: look again
-        turn = page.locator("#status").get_attribute("data-turn")
+        turn = page.locator("#status").get_attribute("data-turn")  # before the click: after
+        button.click()  # it the page may already show the next turn, or the game's end
         expect(page.locator("#status")).not_to_have_attribute("data-turn", turn or "")
     raise AssertionError("the game never got there")
 

@@ -244,17 +244,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             self._send_json(HTTPStatus.NOT_FOUND, {"error": "not found"})
             return
         parts = url.path[len("/api/") :].split("/")
-        try:
-            body = self.server.api.handle(parts, parse_qs(url.query))
-        except ApiError as exc:
-            self._send_json(exc.status, {"error": str(exc)})
-            return
-        except Exception as exc:  # a bug must not take the server down with it
-            self._send_json(
-                HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"}
-            )
-            return
-        self._send_json(HTTPStatus.OK, body)
+        self._answer(lambda: self.server.api.handle(parts, parse_qs(url.query)))
 
     # ------------------------------------------------ a game a person plays (``play``)
     def _play_get(self, play: PlayRoutes, path: str, query: str) -> bool:
@@ -266,7 +256,7 @@ class ViewerHandler(BaseHTTPRequestHandler):
             return True
         if not path.startswith(PLAY_API):
             return False
-        self._play_answer(lambda: play.get(path[len(PLAY_API) :].split("/"), parse_qs(query)))
+        self._answer(lambda: play.get(path[len(PLAY_API) :].split("/"), parse_qs(query)))
         return True
 
     def do_POST(self) -> None:
@@ -300,9 +290,11 @@ class ViewerHandler(BaseHTTPRequestHandler):
         except (ValueError, UnicodeDecodeError):
             self._send_json(HTTPStatus.BAD_REQUEST, {"error": "the body is not JSON"})
             return
-        self._play_answer(lambda: play.post(path[len(PLAY_API) :].split("/"), body))
+        self._answer(lambda: play.post(path[len(PLAY_API) :].split("/"), body))
 
-    def _play_answer(self, answer: Callable[[], Any]) -> None:
+    def _answer(self, answer: Callable[[], Any]) -> None:
+        """Send what ``answer()`` gives as JSON, or its error (an API error's status; any
+        other exception as a 500, so that a bug does not take the server down with it)."""
         try:
             body = answer()
         except ApiError as exc:
