@@ -139,6 +139,34 @@ def test_the_limit_stops_the_run_and_resume_finishes_it_without_paying_twice(
     assert final["firms"]["roaster_A"]["cost_usd"] == pytest.approx(5 * (2.0 + 50e-6))
 
 
+def test_resume_keeps_a_limit_on_what_the_run_costs_in_all(tmp_path) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAIServer(patient) as server:
+        config = coffee_config(tmp_path / "c.toml", server.base_url)
+        args = ["coffee", "run", "--config", str(config), "--out", str(out)]
+        assert runner.invoke(app, [*args, "--cost-limit", "6"]).exit_code == 3  # 3 calls, $6
+        assert len(server.requests) == 3
+
+        again = runner.invoke(app, ["resume", str(out), "--cost-limit", "6"])
+        assert again.exit_code == 3, again.output  # spent already: no new call is sent
+        assert len(server.requests) == 3
+        assert "cost limit reached" in again.output and "--cost-limit" in again.output
+
+        more = runner.invoke(app, ["resume", str(out), "--cost-limit", "8"])
+        assert more.exit_code == 3, more.output  # $6 before, one more $2 call, then stopped
+        assert len(server.requests) == 4
+
+        bad = runner.invoke(app, ["resume", str(out), "--cost-limit", "-1"])
+        assert bad.exit_code == 2 and "--cost-limit" in one_line_error(bad)
+        assert len(server.requests) == 4
+
+        done = runner.invoke(app, ["resume", str(out), "--cost-limit", "100"])
+        assert done.exit_code == 0, done.output
+    final = json.loads((out / "summary.json").read_text())
+    assert final["status"] == "completed"
+    assert final["firms"]["roaster_A"]["llm_calls"] == 5 == len(server.requests)
+
+
 # --------------------------------------------------------------------------- allo run
 
 
@@ -204,6 +232,10 @@ def test_the_allo_limit_stops_the_cell_and_a_higher_limit_continues_it(tmp_path)
         summary = json.loads((out / "summary.json").read_text())
         assert summary["status"] == "stopped"
         assert summary["stopped"]["error_type"] == "CostLimitReached"
+        assert len(server.requests) == 2
+
+        held = runner.invoke(app, ["resume", str(out), "--cost-limit", "2"])
+        assert held.exit_code == 3, held.output  # `econbench resume` keeps the limit too
         assert len(server.requests) == 2
 
         again = runner.invoke(app, allo_args(out, config, "--cost-limit", "100"))

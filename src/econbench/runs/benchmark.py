@@ -86,9 +86,11 @@ class Benchmark(Protocol):
         cache: Path | None,
         config: Any | None,
         on_progress: ProgressFn | None,
+        cost_limit: float | None = None,
     ) -> dict[str, Any]:
         """Continue the run in ``run_dir`` from its checkpoint (``config``: a replacement
-        from :meth:`changed_config`, refused unless ``force`` when it differs); raises
+        from :meth:`changed_config`, refused unless ``force`` when it differs; ``cost_limit``:
+        stop once the run has cost that many dollars, ``cost_guard.resume_guard``); raises
         ``ResumeError`` when it cannot."""
         ...
 

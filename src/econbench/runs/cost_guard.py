@@ -16,6 +16,7 @@ and its replay of a resumed tail see the provider they always saw.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from econbench.agents.models.base import (
@@ -28,6 +29,9 @@ from econbench.agents.models.base import (
     WrappedProvider,
 )
 from econbench.agents.tools import ToolSpec
+
+EXIT_COST_LIMIT = 3
+"""The exit status of a command that ``--cost-limit`` stopped (as a sweep left incomplete)."""
 
 
 class CostLimitReached(FatalModelError):
@@ -92,6 +96,24 @@ class GuardedProvider(WrappedProvider):
         output = await self.inner.generate(messages, tools, config)
         self.guard.add(output)
         return output
+
+
+def resume_guard(run_dir: Path, cache: Path | None, limit: float | None) -> CostGuard | None:
+    """``econbench resume --cost-limit``: the wrap that stops the resumed run once the run
+    as a whole has cost ``limit`` — what its recorded calls cost, plus what its new calls
+    cost (the calls replayed from its record are not paid again). A run that has already
+    cost the limit stops at its first new call."""
+    if limit is None:
+        return None
+    from econbench.agents.models.record import CallRecord
+    from econbench.agents.models.wraps import make_provider_wrap
+    from econbench.runs.layout import RECORD
+
+    spent = 0.0
+    if (run_dir / RECORD).is_file():
+        with CallRecord(run_dir / RECORD, readonly=True) as record:
+            spent = record.spent_usd()
+    return CostGuard(make_provider_wrap(record=run_dir / RECORD, cache=cache), limit, spent)
 
 
 def stopped_by_limit(exc: BaseException) -> CostLimitReached | None:

@@ -140,11 +140,13 @@ def resume_run(
     cache: Path | None = None,
     config: Any | None = None,
     on_progress: ProgressFn | None = None,
+    cost_limit: float | None = None,
 ) -> dict[str, Any]:
     """Continue an interrupted or stopped run; returns its final summary.
 
     ``config`` replaces the run's saved config (``Benchmark.changed_config``; refused unless
     ``force`` when it differs). ``on_progress(done, total)`` follows days or episodes.
+    ``cost_limit`` stops the run once it has cost that many dollars in all.
     """
     run_dir = Path(run_dir)
     status = run_status(run_dir)
@@ -169,7 +171,12 @@ def resume_run(
     if players:
         raise ResumeError(custom_refusal(run_dir, players, name))
     return get_benchmark(name).resume(
-        run_dir, force=force, cache=cache, config=config, on_progress=on_progress
+        run_dir,
+        force=force,
+        cache=cache,
+        config=config,
+        on_progress=on_progress,
+        cost_limit=cost_limit,
     )
 
 

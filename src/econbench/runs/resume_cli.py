@@ -15,6 +15,8 @@ from econbench.agents.models.errors import ModelConfigError
 from econbench.coffee.config import MAX_DAYS, ConfigError
 from econbench.runs.benchmark import ResumeError, StoppedError, get_benchmark
 from econbench.runs.checkpoint import RunFileError
+from econbench.runs.cost_guard import EXIT_COST_LIMIT, stopped_by_limit
+from econbench.runs.cost_preflight import CostLimitError, check_cost_limit
 from econbench.runs.layout import benchmark_of
 from econbench.runs.limits import int_option
 from econbench.runs.lock import RunLockedError
@@ -73,6 +75,15 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--open", help="A person's game: continue it in the browser."),
         ] = False,
+        cost_limit: Annotated[
+            float | None,
+            typer.Option(
+                "--cost-limit",
+                metavar="USD",
+                help="Stop the run (resumable) once it has cost this many dollars in all: what "
+                "it cost before it stopped, plus its new model calls.",
+            ),
+        ] = None,
     ) -> None:
         """Continue a run that was killed or stopped, from its last checkpoint.
 
@@ -95,7 +106,8 @@ def register(app: typer.Typer) -> None:
 
                 cache_path = cache_path_from_option(cache)
             changed = _changed_config(run_dir, config_file, days, agent)
-        except (ConfigError, ModelConfigError, ValueError) as exc:
+            check_cost_limit(cost_limit)
+        except (ConfigError, ModelConfigError, ValueError, CostLimitError) as exc:
             raise _fail(str(exc)) from None
         status = run_status(run_dir)
         console = Console(stderr=True)
@@ -121,6 +133,7 @@ def register(app: typer.Typer) -> None:
                         cache=cache_path,
                         config=changed,
                         on_progress=on_progress,
+                        cost_limit=cost_limit,
                     )
                 except BaseException:
                     progress.live.transient = True  # the error, not a stale bar, is last
@@ -130,6 +143,15 @@ def register(app: typer.Typer) -> None:
         except RunLockedError as exc:
             raise _fail(str(exc)) from None
         except (StoppedError, ModelError) as exc:
+            if stopped_by_limit(exc) is not None:
+                console.print(
+                    f"[bold red]stopped:[/] {escape(str(exc))}; what was played is kept: "
+                    f"`econbench resume {escape(str(run_dir))} --cost-limit …` with a higher limit "
+                    "continues it",
+                    soft_wrap=True,
+                    highlight=False,
+                )
+                raise typer.Exit(code=EXIT_COST_LIMIT) from None
             console.print(
                 f"[bold red]stopped:[/] {escape(str(exc))}", soft_wrap=True, highlight=False
             )

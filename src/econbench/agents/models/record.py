@@ -730,6 +730,17 @@ class CallRecord:
             rows = self._query(self._CALL + "WHERE agent = ? ORDER BY idx", (agent,))
         return (self._call(r) for r in rows)
 
+    def spent_usd(self) -> float:
+        """What the recorded calls cost in all: their priced dollars, cache hits and
+        unpriced calls counting nothing (as ``--cost-limit`` counts them)."""
+        total = 0.0
+        for (text,) in self._query("SELECT output FROM calls"):
+            output = json.loads(text)
+            cost = output.get("cost_usd") if isinstance(output, dict) else None
+            if isinstance(cost, int | float) and not output.get("cache_hit"):
+                total += float(cost)
+        return total
+
     def count_calls(self, agent: str | None = None) -> int:
         if agent is None:
             return int(self._query("SELECT COUNT(*) FROM calls")[0][0])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from econbench.agents.models.record import CallRecord
-from econbench.agents.models.registry import ModelSettings
+from econbench.agents.models.registry import ModelSettings, is_model_name
 from econbench.agents.models.wraps import RunProviderWrap
 from econbench.allo.episodes.runner import spec_from_config
 from econbench.allo.game.stream import MAX_SEEDS, parse_seeds
@@ -68,7 +68,10 @@ class AlloBenchmark:
         cache: Path | None,
         config: Any | None,
         on_progress: ProgressFn | None,
+        cost_limit: float | None = None,
     ) -> dict[str, Any]:
+        from econbench.runs.cost_guard import resume_guard
+
         saved = read_json(run_dir / CONFIG)
         if not isinstance(saved, dict):
             raise ResumeError(
@@ -92,6 +95,7 @@ class AlloBenchmark:
         meta = read_json(run_dir / META)
         meta = meta if isinstance(meta, dict) else {}
         done = 0
+        model = is_model_name(spec.policy)  # only a model's calls cost money
 
         def step(_: Any) -> None:
             nonlocal done
@@ -109,6 +113,7 @@ class AlloBenchmark:
                 resume=True,
                 force=force,
                 on_episode=step,
+                provider_wrap=resume_guard(run_dir, cache, cost_limit) if model else None,
             )
         except CellResumeError as exc:
             raise ResumeError(str(exc)) from None

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from econbench.runs.cost_estimate import PlanEstimate
     from econbench.runs.cost_guard import CostGuard
 
-EXIT_COST_LIMIT = 3
-"""``--cost-limit`` stopped the cell (the sweep's exit code for an incomplete sweep)."""
 
 USAGE_COUNTS = (
     ("llm_calls", "calls"),
@@ -115,7 +113,7 @@ def stopped_at_limit(exc: BaseException, out: Path, console: Console) -> None:
     """When ``--cost-limit`` stopped the cell: say so and how to go on, exit 3."""
     from rich.markup import escape
 
-    from econbench.runs.cost_guard import stopped_by_limit
+    from econbench.runs.cost_guard import EXIT_COST_LIMIT, stopped_by_limit
 
     reached = stopped_by_limit(exc)
     if reached is None:
@@ -123,7 +121,7 @@ def stopped_at_limit(exc: BaseException, out: Path, console: Console) -> None:
     console.print(
         f"[bold yellow]stopped:[/] {escape(str(reached))}; the finished episodes are kept in "
         f"{escape(str(out))}: run the same command with a higher --cost-limit (or `econbench "
-        f"resume {escape(str(out))}`) to play the missing ones",
+        f"resume {escape(str(out))} --cost-limit …`) to play the missing ones",
         soft_wrap=True,
         highlight=False,
     )

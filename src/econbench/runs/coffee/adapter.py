@@ -64,10 +64,16 @@ class CoffeeBenchmark:
         cache: Path | None,
         config: RunConfig | None,
         on_progress: ProgressFn | None,
+        cost_limit: float | None = None,
     ) -> dict[str, Any]:
+        from econbench.runs.cost_guard import resume_guard
+
         total = config.days if config is not None else _saved_days(run_dir)
         on_day = (lambda day: on_progress(day, total)) if on_progress is not None else None
-        return resume_to_dir(run_dir, config=config, force=force, on_day=on_day, cache=cache)
+        guard = resume_guard(run_dir, cache, cost_limit) if _plays_model(run_dir, config) else None
+        return resume_to_dir(
+            run_dir, config=config, force=force, on_day=on_day, cache=cache, provider_wrap=guard
+        )
 
     def resume_from_python(self, players: Mapping[str, str]) -> str:
         firms = ", ".join(f"{firm!r}: ..." for firm in players)
@@ -110,6 +116,18 @@ class CoffeeBenchmark:
                 cause = exc.__cause__ or exc
                 return f"{type(cause).__name__}: {cause}"
         return None
+
+
+def _plays_model(run_dir: Path, config: RunConfig | None) -> bool:
+    """Whether a model plays a firm of the run (its saved config, or ``config`` replacing it):
+    only then does ``--cost-limit`` wrap its providers."""
+    from econbench.coffee.config import is_model
+
+    saved = config.model_dump(mode="json") if config is not None else read_json(run_dir / CONFIG)
+    agents = saved.get("agents") if isinstance(saved, dict) else None
+    return isinstance(agents, dict) and any(
+        isinstance(actor, str) and is_model(actor) for actor in agents.values()
+    )
 
 
 def _saved_days(run_dir: Path) -> int:

@@ -383,6 +383,8 @@ def run_one(
     except RunStopped as exc:
         bar.clear()
         if stopped_at_limit(exc, out, not_started):
+            from econbench.runs.cost_guard import EXIT_COST_LIMIT
+
             raise typer.Exit(code=EXIT_COST_LIMIT) from None
         stopped(str(exc), not_started)
         raise typer.Exit(code=1) from None
@@ -398,10 +400,6 @@ def run_one(
     return summary
 
 
-EXIT_COST_LIMIT = 3
-"""``--cost-limit`` stopped the run (the sweep's exit code for an incomplete sweep)."""
-
-
 def stopped_at_limit(exc: RunStopped, out: Path, not_started: list[Path]) -> bool:
     """Say so when ``--cost-limit`` stopped the run (and how to continue it); ``False``
     when something else did."""
@@ -411,9 +409,9 @@ def stopped_at_limit(exc: RunStopped, out: Path, not_started: list[Path]) -> boo
     if reached is None:
         return False
     stopped(
-        f"{reached}; the days played so far are kept in {out}: `econbench resume {out}` "
-        "continues the run (the calls made since its last checkpoint are replayed, not paid "
-        "again)",
+        f"{reached}; the days played so far are kept in {out}: `econbench resume {out} "
+        "--cost-limit …` with a higher limit continues the run (the calls made since its last "
+        "checkpoint are replayed, not paid again)",
         not_started,
     )
     return True
