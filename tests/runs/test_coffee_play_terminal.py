@@ -167,3 +167,28 @@ def _own_terminal() -> None:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+
+
+def test_a_game_against_model_played_firms_prints_their_cost_estimate_first(tmp_path) -> None:
+    from tests.fakes.common import BrainReply
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from typer.testing import CliRunner
+
+    from econbench.cli import app
+
+    model = "openai-compatible/fake"
+
+    def waits(_request) -> BrainReply:
+        return BrainReply(tool_calls=[{"name": "wait_for_next_day", "arguments": {}}])
+
+    with FakeOpenAIServer(waits) as server:
+        config = tmp_path / "c.toml"
+        config.write_text(
+            f'[agents]\nroaster_B = "{model}"\n[models."{model}"]\nbase_url = '
+            f'"{server.base_url}"\ninput_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n'
+        )
+        args = ["coffee", "play", "--tui", "--days", "1", "--config", str(config)]
+        result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "g")], input="quit\n")
+    assert result.exit_code == 130, result.output
+    assert "Cost estimate of the model-played firms" in result.output
+    assert result.output.index("Cost estimate") < result.output.index("Day 0 of 1")

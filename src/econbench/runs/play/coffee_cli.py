@@ -70,9 +70,10 @@ def play_command(
     from econbench.coffee.config import ConfigError
     from econbench.coffee.policies import UnknownPolicyError
     from econbench.runs.coffee.agents import validate_agents
-    from econbench.runs.coffee.cli import fail
+    from econbench.runs.coffee.cli import fail, plays_model, run_estimate, stderr_console
     from econbench.runs.coffee.config import PAPER_CONDITION, load_config, parse_agents
     from econbench.runs.coffee.run import check_start
+    from econbench.runs.cost_preflight import announce
     from econbench.runs.play.coffee_play import choose_front, play_config, player_name
     from econbench.runs.store import check_out_dir, default_run_dir
 
@@ -93,6 +94,9 @@ def play_command(
         out = out or default_run_dir("coffee", label)
         check_out_dir(out)
         check_start(out, overwrite)
+        if plays_model(config):  # the other firms' models cost money, as in `coffee run`
+            estimate = run_estimate([config], [out])
+            announce(estimate, stderr_console(), "Cost estimate of the model-played firms")
     except (ConfigError, UnknownPolicyError, ModelConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     front = choose_front(tui, open_page)
