@@ -149,6 +149,26 @@ def resume_run(
     ``cost_limit`` stops the run once it has cost that many dollars in all.
     """
     run_dir = Path(run_dir)
+    check_resumable(run_dir, force)
+    name = benchmark_of(run_dir)
+    assert name is not None  # a run that is not "new" has a benchmark
+    saved = read_json(run_dir / CONFIG)
+    players = custom_players(saved) if isinstance(saved, dict) and config is None else {}
+    if players:
+        raise ResumeError(custom_refusal(run_dir, players, name))
+    return get_benchmark(name).resume(
+        run_dir,
+        force=force,
+        cache=cache,
+        config=config,
+        on_progress=on_progress,
+        cost_limit=cost_limit,
+    )
+
+
+def check_resumable(run_dir: Path, force: bool) -> None:
+    """Refuse (``ResumeError``) a run that is completed, written by a live process, never
+    started, or of another econbench version (unless ``force``)."""
     status = run_status(run_dir)
     if status == "completed":
         raise ResumeError(f"{run_dir} is a completed run; there is nothing to resume")
@@ -164,20 +184,6 @@ def resume_run(
             )
         raise ResumeError(f"{run_dir} holds no run that can be resumed")
     check_version(run_dir, force)
-    name = benchmark_of(run_dir)
-    assert name is not None  # a run that is not "new" has a benchmark
-    saved = read_json(run_dir / CONFIG)
-    players = custom_players(saved) if isinstance(saved, dict) and config is None else {}
-    if players:
-        raise ResumeError(custom_refusal(run_dir, players, name))
-    return get_benchmark(name).resume(
-        run_dir,
-        force=force,
-        cache=cache,
-        config=config,
-        on_progress=on_progress,
-        cost_limit=cost_limit,
-    )
 
 
 def check_version(run_dir: Path, force: bool) -> None:

@@ -100,6 +100,26 @@ def _kept(event: dict[str, Any]) -> dict[str, Any]:
     return {"type": "reply_truncated", **event["truncated"]}
 
 
+def episode_agent(
+    provider: ModelProvider, episode: EpisodeInfo, settings: ModelSettings, **options: Any
+) -> LLMAgent:
+    """The agent through which ``provider`` (a model's, or a person's seat:
+    ``runs.play.allo_actor``) plays one episode: the framing's tool results, and its tool
+    choice unless the settings name one; ``options`` are the agent's own (seed, retries)."""
+    framing = episode.framing
+    config = settings.generate_config()
+    if framing.tool_choice is not None and settings.tool_choice is None:
+        config = replace(config, tool_choice=framing.tool_choice)
+    return LLMAgent(
+        provider,
+        system_prompt="",
+        render_observation=str,
+        render_result=framing.render_result,
+        config=config,
+        **options,
+    )
+
+
 class LLMActorFactory:
     """Makes a fresh model conversation per episode; one event loop and limiter per run."""
 
@@ -136,19 +156,13 @@ class LLMActorFactory:
             provider = self.wrap(provider, f"seed-{episode.seed}")
         self._providers.append(provider)
         retries = self.settings.retry_policy()
-        framing = episode.framing
-        config = self.settings.generate_config()
-        if framing.tool_choice is not None and self.settings.tool_choice is None:
-            config = replace(config, tool_choice=framing.tool_choice)
-        agent = LLMAgent(
+        agent = episode_agent(
             provider,
-            system_prompt="",
-            render_observation=str,
-            render_result=framing.render_result,
-            config=config,
+            episode,
+            self.settings,
+            seed=zlib.crc32(f"{self.seed}:{episode.seed}".encode()),
             compaction=CompactionSettings(threshold=self.settings.compaction_threshold),
             limiter=self.limiter,
-            seed=zlib.crc32(f"{self.seed}:{episode.seed}".encode()),
             max_attempts=retries.max_attempts,
             retry_options=retries.options(),
         )

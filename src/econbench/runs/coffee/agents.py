@@ -29,7 +29,7 @@ from econbench.runs.coffee.config import RunConfig
 from econbench.runs.resume import custom_name, is_custom
 
 if TYPE_CHECKING:  # the model side is imported only when a model plays
-    from econbench.agents.models.base import ProviderWrap
+    from econbench.agents.models.base import ModelProvider, ProviderWrap
     from econbench.agents.models.human import Seat
     from econbench.agents.models.retry import ConcurrencyLimiter
     from econbench.agents.policy import Actor
@@ -57,32 +57,54 @@ def model_policy(
     and the day-0 message (``prompts.DAY0_MESSAGE``, the reference's first user message), then
     the first observation. Its events go wherever the run binds them (``CoffeeRun`` logs them
     in the run's event log)."""
-    from econbench.agents.models.base import ModelProvider
-    from econbench.agents.models.record import RecordingProvider
     from econbench.agents.models.registry import build_provider
-    from econbench.agents.react import CompactionSettings, LLMAgent
-    from econbench.coffee.prompts import DAY0_MESSAGE, system_prompt
-    from econbench.coffee.render import render_observation
+    from econbench.agents.react import CompactionSettings
 
     settings = config.model_settings(name)
-    provider: ModelProvider = build_provider(name, settings)
-    if wrap is not None:
-        provider = wrap(provider, firm_id)
     retries = settings.retry_policy()
-    # The run's call record holds every message sent: checkpoints name those by digest.
-    store = provider.record if isinstance(provider, RecordingProvider) else None
-    return LLMAgent(
-        provider,
-        system_prompt=system_prompt(firm_id, config, config.prompts.get(firm_id, "standard")),
-        initial_message=DAY0_MESSAGE,
-        render_observation=render_observation,
+    return firm_agent(
+        build_provider(name, settings),
+        firm_id,
+        config,
+        wrap=wrap,
         config=settings.generate_config(),
         compaction=CompactionSettings(threshold=settings.compaction_threshold),
         limiter=limiter,
-        seed=zlib.crc32(f"{config.seed}:{firm_id}".encode()),
         max_attempts=retries.max_attempts,
         retry_options=retries.options(),
+    )
+
+
+def firm_agent(
+    provider: ModelProvider,
+    firm_id: str,
+    run_config: RunConfig,
+    *,
+    wrap: ProviderWrap | None,
+    **options: Any,
+) -> LLMAgent:
+    """The LLM agent through which ``provider`` (a model's, or a person's seat:
+    ``runs.play.coffee_person``) plays ``firm_id``: ``wrap`` applied to the provider, the
+    firm's system prompt, the day-0 message, its observations, and the sent messages named by
+    digest in the run's call record; ``options`` are the agent's own (``config``, retries)."""
+    from econbench.agents.models.record import RecordingProvider
+    from econbench.agents.react import LLMAgent
+    from econbench.coffee.prompts import DAY0_MESSAGE, system_prompt
+    from econbench.coffee.render import render_observation
+
+    if wrap is not None:
+        provider = wrap(provider, firm_id)
+    # The run's call record holds every message sent: checkpoints name those by digest.
+    store = provider.record if isinstance(provider, RecordingProvider) else None
+    prompt_style = run_config.prompts.get(firm_id, "standard")
+    return LLMAgent(
+        provider,
+        system_prompt=system_prompt(firm_id, run_config, prompt_style),
+        initial_message=DAY0_MESSAGE,
+        render_observation=render_observation,
+        seed=zlib.crc32(f"{run_config.seed}:{firm_id}".encode()),
         message_store=store,
+        **options,
     )
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from dataclasses import replace
 
 from econbench.agents.models.base import ModelProvider, ProviderWrap
 from econbench.agents.models.human import HUMAN_PREFIX, HumanProvider, Seat, is_human
 from econbench.agents.models.settings import ModelSettings
-from econbench.agents.react import CompactionSettings, LLMAgent
+from econbench.agents.react import CompactionSettings
 from econbench.allo.episodes.actors import EpisodeInfo
-from econbench.runs.allo.llm_actor import LLMActor
+from econbench.runs.allo.llm_actor import LLMActor, episode_agent
 
 
 class HumanActorFactory:
@@ -47,16 +46,10 @@ class HumanActorFactory:
         provider: ModelProvider = HumanProvider(self.name.removeprefix(HUMAN_PREFIX), self.seat)
         if self.wrap is not None:
             provider = self.wrap(provider, f"seed-{episode.seed}")
-        framing = episode.framing
-        config = self._settings.generate_config()
-        if framing.tool_choice is not None:
-            config = replace(config, tool_choice=framing.tool_choice)
-        agent = LLMAgent(
+        agent = episode_agent(
             provider,
-            system_prompt="",
-            render_observation=str,
-            render_result=framing.render_result,
-            config=config,
+            episode,
+            self._settings,
             compaction=CompactionSettings(),  # a person's window is never reached
             seed=zlib.crc32(f"{self.name}:{episode.seed}".encode()),
             max_attempts=1,  # a person is asked once; leaving the seat is not a failure

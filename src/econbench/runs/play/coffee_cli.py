@@ -124,19 +124,12 @@ def resume_person(run_dir: Path, *, force: bool, browser: bool) -> None:
     from econbench.runs.coffee.cli import fail
     from econbench.runs.layout import benchmark_of
     from econbench.runs.play.coffee_play import person_of, resume_coffee
-    from econbench.runs.resume import check_version, run_status
+    from econbench.runs.resume import check_resumable
 
     if benchmark_of(run_dir) != "coffee" or person_of(run_dir) is None:
         return
     try:
-        status = run_status(run_dir)
-        if status == "completed":
-            raise ResumeError(f"{run_dir} is a completed run; there is nothing to resume")
-        if status == "running":
-            raise ResumeError(f"{run_dir} is being played by another live process")
-        if status == "new":
-            raise ResumeError(f"{run_dir} holds no run that can be resumed")
-        check_version(run_dir, force)
+        check_resumable(run_dir, force)
         front = "browser" if browser else "terminal"
         summary = _play(lambda **kw: resume_coffee(run_dir, force=force, **kw), run_dir, front, 0)
     except (ResumeError, RunFileError) as exc:

@@ -9,7 +9,6 @@ stopped. A person's conversation is never compacted (``PERSON_CONTEXT_WINDOW``).
 
 from __future__ import annotations
 
-import zlib
 from typing import TYPE_CHECKING
 
 from econbench.agents.models.human import HumanProvider, Seat
@@ -34,27 +33,20 @@ def person_policy(
     *,
     wrap: ProviderWrap | None = None,
 ) -> LLMAgent:
-    """The agent through which the person ``actor`` (``human:<name>``) plays ``firm_id``."""
-    from econbench.agents.models.base import GenerateConfig, ModelProvider
+    """The agent through which the person ``actor`` (``human:<name>``) plays ``firm_id``:
+    a model's (``runs.coffee.agents.firm_agent``), its provider the person's seat."""
+    from econbench.agents.models.base import GenerateConfig
     from econbench.agents.models.human import HUMAN_PREFIX
-    from econbench.agents.models.record import RecordingProvider
-    from econbench.agents.react import LLMAgent
-    from econbench.coffee.prompts import DAY0_MESSAGE, system_prompt
-    from econbench.coffee.render import render_observation
+    from econbench.runs.coffee.agents import firm_agent
 
-    provider: ModelProvider = HumanProvider(actor.removeprefix(HUMAN_PREFIX), seat)
-    if wrap is not None:
-        provider = wrap(provider, firm_id)
-    store = provider.record if isinstance(provider, RecordingProvider) else None
-    return LLMAgent(
-        provider,
-        system_prompt=system_prompt(firm_id, config, config.prompts.get(firm_id, "standard")),
-        initial_message=DAY0_MESSAGE,
-        render_observation=render_observation,
+    person = HumanProvider(actor.removeprefix(HUMAN_PREFIX), seat)
+    return firm_agent(
+        person,
+        firm_id,
+        config,
+        wrap=wrap,
         config=GenerateConfig(),
-        seed=zlib.crc32(f"{config.seed}:{firm_id}".encode()),
         max_attempts=PERSON_ATTEMPTS,
-        message_store=store,
     )
 
 
