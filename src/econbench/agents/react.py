@@ -22,7 +22,6 @@ the same messages under either style.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
@@ -37,6 +36,7 @@ from econbench.agents.compaction import (
     plan_compaction,
     summary_request,
 )
+from econbench.agents.event_loop import aclose_all, run_closing
 from econbench.agents.models.base import (
     ChatMessage,
     ContextOverflowError,
@@ -227,8 +227,9 @@ class LLMAgent:
         return self.message_store.message(str(saved["ref"]))
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
-        """Synchronous entry point for callers outside an event loop."""
-        return asyncio.run(self.arespond(inputs))
+        """Synchronous entry point for callers outside an event loop (a loop per call, the
+        model's client closed at its end)."""
+        return run_closing(self.arespond(inputs), [self])
 
     async def arespond(self, inputs: Sequence[Input]) -> Reply:
         """Take the inputs (answering any call the caller left unanswered), ask the model,
@@ -241,7 +242,11 @@ class LLMAgent:
 
     def decide(self, feedback: Feedback) -> ToolCall | None:
         """One-call form of ``respond``: the reply's first call."""
-        return asyncio.run(self.adecide(feedback))
+        return run_closing(self.adecide(feedback), [self])
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client on the running loop (it reopens on next use)."""
+        await aclose_all([self.provider])
 
     async def adecide(self, feedback: Feedback) -> ToolCall | None:
         """One-call form of ``arespond``: the reply's first call."""

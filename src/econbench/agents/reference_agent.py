@@ -22,7 +22,6 @@ reference's ``developer`` (OpenAI) or ``system`` (OpenRouter) message; an assist
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import random
@@ -30,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from econbench.agents.event_loop import aclose_all, run_closing
 from econbench.agents.models import coffee_paper_wire as wire
 from econbench.agents.models.base import (
     ChatMessage,
@@ -244,8 +244,13 @@ class ReferenceAgent:
         self._executed = None
 
     def respond(self, inputs: Sequence[Input]) -> Reply:
-        """Synchronous entry point for callers outside an event loop."""
-        return asyncio.run(self.arespond(inputs))
+        """Synchronous entry point for callers outside an event loop (a loop per call, the
+        model's client closed at its end)."""
+        return run_closing(self.arespond(inputs), [self])
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client on the running loop (it reopens on next use)."""
+        await aclose_all([self.provider])
 
     async def arespond(self, inputs: Sequence[Input]) -> Reply:
         """``step_apply``'s tool message for the executed call, the wake texts

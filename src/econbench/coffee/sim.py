@@ -125,12 +125,23 @@ class CoffeeRun:
         if self.is_async:
             import asyncio  # only a model-played run needs an event loop
 
-            return asyncio.run(self.arun(on_day))
+            return asyncio.run(self._arun_and_close(on_day))
         while not self.finished:
             self.step_day()
             if on_day is not None:
                 on_day(self.world.day)
         return self._close()
+
+    async def _arun_and_close(self, on_day: Callable[[int], None] | None) -> World:
+        """``arun``, then each policy's ``aclose`` (a model's HTTP client belongs to this
+        loop, which ends here), also when the run raises."""
+        try:
+            return await self.arun(on_day)
+        finally:
+            for policy in self.policies.values():
+                close = getattr(policy, "aclose", None)
+                if callable(close):
+                    await close()
 
     async def arun(self, on_day: Callable[[int], None] | None = None) -> World:
         while not self.finished:

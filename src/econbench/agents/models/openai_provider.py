@@ -3,7 +3,8 @@
 ``OpenAIResponsesProvider`` is the default for ``openai/...`` models (``DEFAULT_OPENAI_API``);
 ``OpenAIChatProvider`` speaks Chat Completions, both for ``openai/...`` models configured for
 chat and for every ``openai-compatible/NAME`` model (vLLM, SGLang, Ollama, llama.cpp,
-OpenRouter, Moonshot, Zhipu). Both use the official ``openai`` SDK's ``AsyncOpenAI`` client.
+OpenRouter, Moonshot, Zhipu). Both use the official ``openai`` SDK's ``AsyncOpenAI`` client,
+on the SDK's aiohttp transport (``DefaultAioHttpClient``: less CPU a request than its default).
 
 Design choices (each one is what a careful user of an evaluation harness expects):
 
@@ -71,7 +72,10 @@ Design choices (each one is what a careful user of an evaluation harness expects
   test double, strict response validation) goes through ``create()``.
 - **Event loops.** A provider may be used from several event loops (one ``asyncio.run`` per
   run); its HTTP client is rebuilt for each new loop. Call ``await provider.aclose()`` before
-  a loop ends to close the connections cleanly.
+  a loop ends to close the connections cleanly (econbench's runs, agents and sweeps do:
+  ``econbench.agents.event_loop``); aiohttp reports a session collected open on stderr.
+- **Dropped connections.** The aiohttp transport reports a connection the server closed or
+  reset as a timeout; it is retried as one and its message says the connection failed.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ import logging
 import os
 import re
 import ssl
+import sys
 from collections import deque
 from collections.abc import Callable, Hashable
 from operator import is_
@@ -236,19 +241,40 @@ _SSL_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 
 
 def _http_client() -> Any:
-    """An HTTP client with the SDK's defaults and a shared TLS context.
+    """The SDK's client with its defaults on its aiohttp transport, and a shared TLS context.
 
-    Building a TLS context costs ~60 ms, and a provider needs a fresh client for each event
-    loop; the context (made exactly as the SDK makes it, honouring ``SSL_CERT_FILE`` and
-    ``SSL_CERT_DIR``) is shared. Unlike the SDK's own client, this one does not schedule its
-    closing on whatever loop runs when it is garbage collected (which fails once its own loop
-    has ended).
+    The transport is the SDK's own option (``openai[aiohttp]``, ``DefaultAioHttpClient``):
+    the same requests and the same SDK errors as its default HTTPX transport, for ~0.4 ms
+    less CPU a request (``benchmarks/model_path.py``: httpcore's HTTP/1.1 parser and anyio's
+    cancel scopes are Python; aiohttp's parser is compiled). Proxies from the environment
+    still go through HTTPX's rules. Building a TLS context costs ~60 ms, and a provider needs
+    a fresh client for each event loop; the context (made exactly as the SDK makes it,
+    honouring ``SSL_CERT_FILE`` and ``SSL_CERT_DIR``) is shared. The client is closed by
+    whoever ends the loop (``econbench.agents.event_loop``).
     """
     key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
     context = _SSL_CONTEXTS.get(key)
     if context is None:
         context = _SSL_CONTEXTS[key] = httpx2.create_ssl_context()
-    return openai.DefaultAsyncHttpxClient(verify=context)
+    return openai.DefaultAioHttpClient(verify=context)
+
+
+def _dropped_connection(exc: BaseException) -> BaseException | None:
+    """The aiohttp error behind ``exc`` when the connection failed without timing out.
+
+    The SDK's aiohttp transport reports every ``aiohttp.ClientConnectionError`` (a server
+    that hung up, a reset) as a connect timeout; the message should say what happened."""
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is None:
+        return None
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 # --------------------------------------------------------------------------- base class
@@ -365,11 +391,12 @@ class _OpenAIProvider(ModelProvider):
 
     def map_error(self, exc: Exception, timeout_s: float | None = None) -> ModelError:
         """Classify an SDK exception as transient, context overflow or fatal."""
-        if isinstance(exc, openai.APITimeoutError):
+        dropped = _dropped_connection(exc)
+        if isinstance(exc, openai.APITimeoutError) and dropped is None:
             limit = f" after {timeout_s:g}s" if timeout_s is not None else ""
             return TransientModelError(f"{self.name}: request to {self._where} timed out{limit}")
         if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
+            cause = dropped or exc.__cause__ or exc.__context__
             detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
             return TransientModelError(
                 self._redact(f"{self.name}: connection to {self._where} failed{detail}")

@@ -456,6 +456,12 @@ class PricedProvider(ModelProvider):
     def generate_config(self) -> GenerateConfig:
         return self.settings.generate_config()
 
+    async def aclose(self) -> None:
+        """Close the concrete provider's HTTP client (it reopens on next use)."""
+        close = getattr(self.inner, "aclose", None)
+        if callable(close):
+            await close()
+
     async def generate(
         self, messages: list[ChatMessage], tools: list[ToolSpec], config: GenerateConfig
     ) -> ModelOutput:

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from econbench.agents.event_loop import run_closing
 from econbench.agents.models.base import (
     ContextOverflowError,
     ModelError,
@@ -467,7 +468,7 @@ def _play(
         )
         error: ModelError | None = None
         try:
-            asyncio.run(run.play())
+            run_closing(run.play(), run.actors.values())
         except ModelError as exc:
             error = exc
             run._write("run_stopped", {"error_type": type(exc).__name__, "error": str(exc)})

@@ -1,0 +1,37 @@
+"""One event loop for a synchronous caller, closing the model clients it opened.
+
+A model provider's HTTP client belongs to the event loop it first ran on (its connection
+pool does). Whoever starts a loop for agents (``asyncio.run`` around a run, a one-call
+``respond``) closes their clients before that loop ends: a client left to the garbage
+collector cannot close its connections on a loop that is gone, and the OpenAI SDK's aiohttp
+transport says so on stderr ("Unclosed client session").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterable
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+
+
+async def aclose_all(owners: Iterable[object]) -> None:
+    """Await ``aclose()`` of every owner that has one (an agent, a provider), in order."""
+    for owner in owners:
+        close = getattr(owner, "aclose", None)
+        if callable(close):
+            await close()
+
+
+def run_closing(main: Coroutine[Any, Any, _T], owners: Iterable[object]) -> _T:
+    """``asyncio.run(main)``, then ``aclose_all(owners)`` on the same loop (also when
+    ``main`` raises)."""
+
+    async def closing() -> _T:
+        try:
+            return await main
+        finally:
+            await aclose_all(owners)
+
+    return asyncio.run(closing())
