@@ -15,8 +15,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 
+# The bytecode is compiled at install, as pip does for a wheel: where the environment sets
+# PYTHONDONTWRITEBYTECODE, every process (a sweep's workers too) would compile econbench again.
 $(BASE_STAMP): pyproject.toml | $(BIN)/python
 	$(PIP) -e .
+	$(BIN)/python -m compileall -q src > /dev/null
 	touch $(BASE_STAMP)
 
 $(TEST_STAMP): $(BASE_STAMP)

@@ -446,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown window {window!r}: 'default', or tokens as 32k or 32000")
 
     print(f"load average at start: {load_average()}")
+    from _bytecode import compile_econbench
+
+    compile_econbench()
     if proc_io() is None:
         print("note: /proc/self/io is absent (not Linux?): bytes written cannot be read")
     import openai  # noqa: F401  (the SDK's import is start-up, not per-request work)

@@ -4,7 +4,8 @@ Runs ``econbench allo sweep`` (r0,r1 x eager,wait:2,wait:3 x B 1,3 x K 0,10; a f
 episodes per cell) with ``--backend inline --workers 1``, the worker pool (``local``) and
 the process per run (``process``) with ``--workers 2``, each into a fresh directory, and
 prints the median wall time and CPU (the sweep and its workers) over ``--repeat`` runs,
-then pool / inline. The cells are so small that start-up is what is measured.
+then pool / inline. The cells are so small that start-up is what is measured (econbench's
+bytecode is compiled first, ``_bytecode``, as an installed package has it).
 
     .venv/bin/python benchmarks/sweep_throughput.py [--episodes 3] [--repeat 3]
 """
@@ -19,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _bytecode import compile_econbench
 
 CELLS = [
     "--framings", "r0,r1",
@@ -50,6 +53,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3, help="Episodes per cell.")
     parser.add_argument("--repeat", type=int, default=3, help="Sweeps per backend (median).")
     args = parser.parse_args()
+    compile_econbench()
     walls: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for backend, workers in BACKENDS:

@@ -107,6 +107,13 @@ class LazyGroup(TyperGroup):
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             typer.echo(ctx.get_help(), color=ctx.color)
             ctx.exit(2)
+        if not ctx.resilient_parsing:
+            # A pool sweep's workers import econbench while this process loads the command;
+            # those its sweep did not take end with the command.
+            from econbench.runs.pool_prestart import discard_all, prestart_for
+
+            prestart_for(args)
+            ctx.call_on_close(discard_all)
         return super().parse_args(ctx, args)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:

@@ -1,11 +1,14 @@
 """The local backend: a pool of long-lived worker processes, each playing many entries.
 
-A worker (``python -m econbench.runs.worker_pool SWEEP_DIR``) imports econbench once, then
-reads one JSON line per job on its stdin (``{"entry": ID}``), plays it with
+A worker (``python -m econbench.runs.worker_pool``) imports econbench once, then reads one
+JSON line per job on its stdin (the entry, its sweep directory and cache file, and the
+environment and working directory of the sweep's process), plays it with
 :func:`~econbench.runs.worker.execute` — its output, down to the file descriptors, in the
 entry's log ``SWEEP_DIR/logs/ID.log`` as with a process per entry — and answers one JSON
 line (the :class:`~econbench.runs.worker.Outcome`) on its own copy of the original stdout.
 Starting Python and importing econbench per entry costs more than a small scripted run.
+The workers of a sweep asked for on the command line are started before the sweep is
+planned (``econbench.runs.pool_prestart``) and adopted here.
 
 Each job runs inside :func:`isolated`, which puts back what a run may change for the whole
 process (environment, working directory, signal handlers, logging, warning filters,
@@ -37,6 +40,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from econbench.runs import pool_prestart
 from econbench.runs.worker import (
     ATTEMPT_TAG,
     EXIT_USAGE,
@@ -117,9 +121,21 @@ def _to_devnull(*fds: int) -> None:
     os.close(null)
 
 
-def play(sweep_dir: Path, entry_id: str, cache: Path | None) -> Outcome:
-    """One job: the entry played in isolation, its output and outcome line in its log."""
+def play(
+    sweep_dir: Path,
+    entry_id: str,
+    cache: Path | None,
+    environ: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> Outcome:
+    """One job: the entry played in isolation, its output and outcome line in its log; in
+    the sweep process's environment and working directory when the job brings them."""
     with output_to(log_path(sweep_dir, entry_id)), isolated():
+        if environ is not None:
+            os.environ.clear()
+            os.environ.update(environ)
+        if cwd is not None:
+            os.chdir(cwd)
         print(f"pool worker {os.getpid()}", flush=True)
         try:
             outcome = execute(sweep_dir, entry_id, cache)
@@ -131,14 +147,20 @@ def play(sweep_dir: Path, entry_id: str, cache: Path | None) -> Outcome:
     return outcome
 
 
-def serve(sweep_dir: Path, cache: Path | None) -> int:
-    """Play the jobs read from stdin until it closes, one outcome line each."""
+def serve(sweep_dir: Path | None = None, cache: Path | None = None) -> int:
+    """Play the jobs read from stdin until it closes, one outcome line each. A job names its
+    entry, and its sweep and cache file (a worker started before its sweep was planned,
+    ``pool_prestart``, knows them from there only)."""
     jobs = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     _to_devnull(0, 1)  # a run reads nothing from, and writes nothing to, the pipes
     for line in jobs:
-        entry_id = json.loads(line)["entry"]
-        outcome = play(sweep_dir, entry_id, cache)
+        job = json.loads(line)
+        job_sweep = Path(job["sweep"]) if job.get("sweep") else sweep_dir
+        job_cache = Path(job["cache"]) if job.get("cache") else cache
+        if job_sweep is None:
+            raise SystemExit("a job without its sweep directory")
+        outcome = play(job_sweep, job["entry"], job_cache, job.get("environ"), job.get("cwd"))
         answers.write(json.dumps(outcome.to_dict()).encode() + b"\n")
         answers.flush()
     return 0
@@ -149,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m econbench.runs.worker_pool",
         description="Play the sweep entries named on stdin (used by `econbench sweep`).",
     )
-    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument(
+        "sweep_dir", type=Path, nargs="?", default=None, help="The sweep (else each job's)."
+    )
     parser.add_argument("--cache", type=Path, default=None, help="Response cache file.")
     parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -167,9 +191,17 @@ class _Worker:
     entry: str | None = None
     pending: bytes = field(default=b"")
 
-    def send(self, entry_id: str) -> None:
+    def send(self, entry_id: str, sweep_dir: Path, cache: Path | None) -> None:
+        """Give it a job: the entry, where it is, and the environment to play it in."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"entry": entry_id}).encode() + b"\n")
+        job = {
+            "entry": entry_id,
+            "sweep": str(sweep_dir),
+            "cache": cache and str(cache),
+            "environ": dict(os.environ),
+            "cwd": os.getcwd(),
+        }
+        self.proc.stdin.write(json.dumps(job).encode() + b"\n")
         self.proc.stdin.flush()
         self.entry = entry_id
 
@@ -184,6 +216,8 @@ class PoolBackend:
         self._workers: list[_Worker] = []
         self._selector = selectors.DefaultSelector()
         self._finished: list[tuple[str, Outcome]] = []
+        self.adopted = 0
+        """Workers taken over from ``pool_prestart`` rather than started here."""
 
     def start(self, entry_id: str, attempt: int) -> None:
         log = log_path(self.sweep_dir, entry_id)
@@ -192,7 +226,7 @@ class PoolBackend:
             fh.write(f"{ATTEMPT_TAG}{attempt} at {_now()} (pool)\n".encode())
         worker = self._idle_worker(log)
         try:
-            worker.send(entry_id)
+            worker.send(entry_id, self.sweep_dir, self.cache)
         except (BrokenPipeError, OSError):  # it died while idle, before reading the job
             worker.entry = entry_id
             self._dead(worker)
@@ -208,20 +242,25 @@ class PoolBackend:
         return self._spawn(log)
 
     def _spawn(self, log: Path) -> _Worker:
-        """A fresh worker; what it prints before its first job (an import error) goes to
-        the log of that job."""
-        cmd = [sys.executable, "-m", "econbench.runs.worker_pool", str(self.sweep_dir)]
-        cmd += ["--parent-pid", str(os.getpid())]
-        if self.cache is not None:
-            cmd += ["--cache", str(self.cache)]
-        with log.open("ab") as fh:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=fh,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+        """A worker started while the sweep was planned (``pool_prestart``), else a fresh
+        one; what it prints before its first job (an import error) goes to the log of that
+        job."""
+        early = pool_prestart.adopt()
+        if early is not None:
+            proc = early.proc
+            with log.open("ab") as fh:
+                fh.write(early.early_output())
+            early.stderr.close()
+            self.adopted += 1
+        else:
+            with log.open("ab") as fh:
+                proc = subprocess.Popen(
+                    pool_prestart.worker_command(os.getpid()),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=fh,
+                    env=pool_prestart.worker_environ(),
+                )
         worker = _Worker(proc)
         assert proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
