@@ -278,6 +278,6 @@ class CoffeeRun:
     async def _adecide(self, firm_id: str) -> ToolCall | None:
         actor = self.policies[firm_id]
         inputs = self._inputs(firm_id)
-        if self._is_model(actor):
+        if firm_id in self._model_firms:
             return (await actor.arespond(inputs)).first_call  # type: ignore[attr-defined]
         return actor.respond(inputs).first_call
