@@ -107,7 +107,7 @@ class LazyGroup(TyperGroup):
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             typer.echo(ctx.get_help(), color=ctx.color)
             ctx.exit(2)
-        if not ctx.resilient_parsing:
+        if not ctx.resilient_parsing and args[:1] in (["sweep"], ["allo"]):  # `allo sweep`
             # A pool sweep's workers import econbench while this process loads the command;
             # those its sweep did not take end with the command.
             from econbench.runs.pool_prestart import discard_all, prestart_for
