@@ -78,3 +78,29 @@ def test_a_model_played_run_closes_its_clients_before_its_loop_ends(
         assert result.summary["status"] == "completed"
         assert len(server.requests) >= 2  # a request a day at least
     assert unclosed(caplog) == []
+
+
+def test_a_client_passed_in_is_left_open_for_its_owner() -> None:
+    import anthropic
+    import openai
+    from tests.fakes.anthropic_server import FakeAnthropicServer
+
+    from econbench.agents.models.anthropic_provider import AnthropicProvider
+
+    with FakeOpenAIServer(waiting) as oa, FakeAnthropicServer(waiting) as an:
+        owned = {
+            "openai": openai.AsyncOpenAI(api_key=KEY, base_url=oa.base_url, max_retries=0),
+            "anthropic": anthropic.AsyncAnthropic(api_key=KEY, base_url=an.root_url, max_retries=0),
+        }
+        providers = [
+            OpenAIResponsesProvider(
+                "gpt-5.5", api_key=KEY, base_url=oa.base_url, client=owned["openai"]
+            ),
+            AnthropicProvider(
+                "claude-sonnet-4-6", api_key=KEY, base_url=an.root_url, client=owned["anthropic"]
+            ),
+        ]
+        for provider in providers:
+            agent = LLMAgent(provider, system_prompt="You wait.", render_observation=str)
+            assert agent.respond([UserText("Day 1.")]).text == "waiting"
+        assert [c.is_closed() for c in owned.values()] == [False, False]

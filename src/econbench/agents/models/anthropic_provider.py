@@ -143,8 +143,10 @@ class AnthropicProvider(ModelProvider):
         return self.client
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool (call from the loop that used the provider)."""
-        await self.client.close()
+        """Close the HTTP connection pool (call from the loop that used the provider); a
+        client passed in is the caller's to close."""
+        if self._owns_client:
+            await self.client.close()
 
     # ------------------------------------------------------------------ call
     async def generate(

@@ -154,8 +154,10 @@ class GeminiProvider(ModelProvider):
         self._declarations: dict[tuple[str, str, str], types.FunctionDeclaration] = {}
 
     async def aclose(self) -> None:
-        """Close the async HTTP connection pool (from the loop that used the provider)."""
-        await self.client.aio.aclose()
+        """Close the async HTTP connection pool (from the loop that used the provider); a
+        client passed in is the caller's to close."""
+        if self._owns_client:
+            await self.client.aio.aclose()
 
     def _loop_client(self) -> genai.Client:
         """The client for the running event loop (a connection pool belongs to one loop)."""
