@@ -12,8 +12,9 @@ A started worker does nothing until it is given a job: it writes nowhere in the 
 directory (what it prints before its first job goes to an unnamed temporary file, which the
 pool copies into that job's log); each job brings the sweep process's environment and
 working directory as they are when it is sent (a pool worker plays a run in those, and puts
-its own back after); the workers nobody adopts are killed when this process ends (they hold
+its own back after); the workers nobody adopts are killed when the command ends (they hold
 nothing yet).
+
 Reading the command line here only decides whether to start them early: a command line this
 reading gets wrong costs a few idle processes or the old start, never a different sweep.
 """
@@ -39,7 +40,7 @@ _NOT_A_SWEEP = {"--help", "-h", "--dry-run"}
 
 @dataclass
 class Prestarted:
-    """A worker started before the sweep was planned, and what it was started with."""
+    """A worker started before the sweep was planned, and the file its early output went to."""
 
     proc: subprocess.Popen[bytes]
     stderr: IO[bytes]
@@ -111,8 +112,6 @@ def prestart_for(args: Sequence[str]) -> None:
         except OSError:
             stderr.close()
             return
-        if not _started:
-            atexit.register(discard_all)
         _started.append(Prestarted(proc, stderr))
 
 
@@ -128,9 +127,12 @@ def adopt() -> Prestarted | None:
 
 
 def discard_all() -> None:
-    """End the workers nobody adopted."""
+    """End the workers nobody adopted (at the command's end, ``econbench.cli``, and at exit)."""
     while _started:
         _end(_started.pop())
+
+
+atexit.register(discard_all)
 
 
 def _end(worker: Prestarted) -> None:

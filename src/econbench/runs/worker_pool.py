@@ -194,12 +194,16 @@ class _Worker:
     def send(self, entry_id: str, sweep_dir: Path, cache: Path | None) -> None:
         """Give it a job: the entry, where it is, and the environment to play it in."""
         assert self.proc.stdin is not None
+        try:
+            cwd: str | None = os.getcwd()
+        except OSError:  # the sweep's working directory was removed: the worker keeps its own
+            cwd = None
         job = {
             "entry": entry_id,
             "sweep": str(sweep_dir),
             "cache": cache and str(cache),
-            "environ": dict(os.environ),
-            "cwd": os.getcwd(),
+            "environ": pool_prestart.worker_environ(),  # what a worker started now would have
+            "cwd": cwd,
         }
         self.proc.stdin.write(json.dumps(job).encode() + b"\n")
         self.proc.stdin.flush()
