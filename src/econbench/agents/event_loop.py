@@ -10,6 +10,7 @@ transport says so on stderr ("Unclosed client session").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -17,11 +18,13 @@ _T = TypeVar("_T")
 
 
 async def aclose_all(owners: Iterable[object]) -> None:
-    """Await ``aclose()`` of every owner that has one (an agent, a provider), in order."""
+    """Await ``aclose()`` of every owner that has one (an agent, a provider), in order; a
+    connection that fails to close hides nothing (the call's own error, if any, is raised)."""
     for owner in owners:
         close = getattr(owner, "aclose", None)
         if callable(close):
-            await close()
+            with contextlib.suppress(Exception):
+                await close()
 
 
 def run_closing(main: Coroutine[Any, Any, _T], owners: Iterable[object]) -> _T:

@@ -9,6 +9,7 @@ the decisions.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from collections.abc import Callable
@@ -134,14 +135,15 @@ class CoffeeRun:
 
     async def _arun_and_close(self, on_day: Callable[[int], None] | None) -> World:
         """``arun``, then each policy's ``aclose`` (a model's HTTP client belongs to this
-        loop, which ends here), also when the run raises."""
+        loop, which ends here), also when the run raises; a failure to close hides nothing."""
         try:
             return await self.arun(on_day)
         finally:
             for policy in self.policies.values():
                 close = getattr(policy, "aclose", None)
                 if callable(close):
-                    await close()
+                    with contextlib.suppress(Exception):
+                        await close()
 
     async def arun(self, on_day: Callable[[int], None] | None = None) -> World:
         while not self.finished:
