@@ -8,11 +8,10 @@ under ``human:<name>``. Skipped without Chromium, except under CI, where it must
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
-import os
 import queue
-import shutil
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -20,55 +19,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.runs.browser import checked_page, launched_browser
 
 from econbench.allo.episodes.runner import CellSpec
 from econbench.allo.game.stream import StreamConfig
 from econbench.runs.play.allo_play import Outcome, play_in_browser, play_in_terminal
 from econbench.runs.play.allo_terminal import TerminalSeat
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - playwright is a dev dependency
-    sync_playwright = None
+with contextlib.suppress(ImportError):  # a dev dependency; the browser fixture skips
+    from playwright.sync_api import Browser, Page, expect
 
-WAIT_MS = 60_000
-"""The longest a wait for the page may take before it counts as never (not a timing)."""
 MOVES = ["claim_solver", "skip_solver", "claim_solver", "claim_solver"]
 """The person's moves on seed 2000's four R1 problems."""
 
 
-def chromium_path() -> str | None:
-    for candidate in ("/usr/bin/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    path = chromium_path()
-    if path is None or sync_playwright is None:
-        reason = "Chromium is not installed" if path is None else "playwright is not installed"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must provide it (see .ci/run)")
-        pytest.skip(f"{reason}: the play page's browser test needs it")
-    expect.set_options(timeout=WAIT_MS)
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=path, args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
+    yield from launched_browser("the play page's browser tests")
 
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1300, "height": 1000})
-    context.set_default_timeout(WAIT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert errors == [], f"the page raised: {errors}"
+    yield from checked_page(browser, width=1300)
 
 
 def r1_spec() -> CellSpec:

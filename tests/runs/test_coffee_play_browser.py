@@ -6,8 +6,8 @@ Skipped when Chromium is not installed, except under CI (``CI`` set), where it m
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -21,13 +21,11 @@ from econbench.runs.coffee.config import RunConfig
 from econbench.runs.layout import CONFIG, EVENTS
 from econbench.runs.play.coffee_play import play_coffee
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
+with contextlib.suppress(ImportError):  # a dev dependency; the browser fixture skips
+    from playwright.sync_api import Browser, Page, expect
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-except ImportError:  # pragma: no cover - playwright is a dev dependency
-    sync_playwright = None
 
-from tests.runs.test_viewer_browser import WAIT_MS, chromium_path
+from tests.runs.browser import WAIT_MS, checked_page, launched_browser
 
 MAX_WAKES = 20
 """More waits than a two-day game can need (each wake asks the person again)."""
@@ -35,17 +33,7 @@ MAX_WAKES = 20
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    path = chromium_path()
-    if path is None or sync_playwright is None:
-        reason = "Chromium is not installed" if path is None else "playwright is not installed"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must provide it (see .ci/run)")
-        pytest.skip(f"{reason}: the play page's browser tests need it")
-    expect.set_options(timeout=WAIT_MS)
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=path, args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
+    yield from launched_browser("the play page's browser tests")
 
 
 class Game:
@@ -86,14 +74,7 @@ class Game:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
-    context.set_default_timeout(WAIT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert errors == [], f"the page raised: {errors}"
+    yield from checked_page(browser, width=1500)
 
 
 def submit(page: Page, tool: str, **fields: str) -> None:

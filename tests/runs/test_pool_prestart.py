@@ -151,3 +151,18 @@ def test_a_prestarted_worker_s_early_output_goes_to_its_first_job_s_log(tmp_path
     assert worker.proc is proc and backend.adopted == 1
     assert log.read_text() == "early words\n"
     backend.close()
+
+
+def test_the_defaults_read_here_are_the_commands_own() -> None:
+    import inspect
+
+    from econbench.runs import sweep_cli
+    from econbench.runs.allo import cli as allo_cli
+
+    for words, command in (
+        (("sweep",), sweep_cli.sweep_command),
+        (("allo", "sweep"), allo_cli.sweep),
+    ):
+        params = inspect.signature(command).parameters
+        defaults = (params["workers"].default, params["backend"].default)
+        assert pool_prestart._SWEEPS[words] == defaults, words

@@ -5,11 +5,11 @@ Skipped when Chromium is not installed, except under CI (``CI`` set), where it m
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import io
 import json
-import os
 import re
 import shutil
 import threading
@@ -22,6 +22,7 @@ from typing import Any
 import matplotlib.image
 import numpy as np
 import pytest
+from tests.runs.browser import checked_page, launched_browser
 from tests.runs.viewer_samples import (
     HOSTILE,
     SUMMARY,
@@ -38,26 +39,14 @@ from econbench.runs.viewer import Catalog, ViewerServer, serve_in_thread
 from econbench.runs.viewer.bundle import write_bundle
 from econbench.runs.viewer.data import run_id
 
-try:
-    from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - playwright is a dev dependency
-    sync_playwright = None
+with contextlib.suppress(ImportError):  # a dev dependency; the browser fixture skips
+    from playwright.sync_api import Browser, Locator, Page, expect
 
 DAYS = 4
 FIRMS = ("farmer_A", "farmer_B", "roaster_A", "roaster_B", "retailer_A", "retailer_B")
 FIRM_COLORS = {"farmer_A": "#1b9e77", "roaster_A": "#d95f02", "retailer_A": "#7570b3"}
 FESTIVAL = (1, 2)
 """The sample run's festival days, inside its few days so that the charts shade them."""
-
-WAIT_MS = 60_000
-"""The longest any wait for the page may take (see the ``browser`` fixture)."""
-
-
-def chromium_path() -> str | None:
-    for candidate in ("/usr/bin/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
 
 
 @dataclass
@@ -108,36 +97,12 @@ def browser(site: Site) -> Iterator[Browser]:
     """One Chromium for the module. It depends on ``site`` so that the sample runs are made
     first: Playwright's sync API keeps an event loop running on this thread, and a run with
     a model plays through ``asyncio.run``."""
-    path = chromium_path()
-    if path is None or sync_playwright is None:
-        reason = (
-            "Chromium (/usr/bin/chromium, Debian's package) is not installed"
-            if path is None
-            else "playwright is not installed"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must provide it (see .ci/run)")
-        pytest.skip(f"{reason}: the viewer's browser tests need it")
-    # How long a wait may take before it counts as never: a page that never shows the text
-    # still fails, and a CI machine loaded by the other worker (15 s was once too short)
-    # does not. Not a timing of the page.
-    expect.set_options(timeout=WAIT_MS)
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=path, args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
+    yield from launched_browser("the viewer's browser tests")
 
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(WAIT_MS)  # clicks and navigations wait as long as expect does
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert errors == [], f"the page raised: {errors}"
+    yield from checked_page(browser, width=1400)
 
 
 def test_the_run_list_shows_every_run_with_its_status(page: Page, site: Site) -> None:

@@ -9,7 +9,6 @@ the decisions.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 from collections.abc import Callable
@@ -124,26 +123,15 @@ class CoffeeRun:
 
     def run(self, on_day: Callable[[int], None] | None = None) -> World:
         if self.is_async:
-            import asyncio  # only a model-played run needs an event loop
+            # Only a model-played run needs an event loop; the models' clients belong to it.
+            from econbench.agents.event_loop import run_closing
 
-            return asyncio.run(self._arun_and_close(on_day))
+            return run_closing(self.arun(on_day), self.policies.values())
         while not self.finished:
             self.step_day()
             if on_day is not None:
                 on_day(self.world.day)
         return self._close()
-
-    async def _arun_and_close(self, on_day: Callable[[int], None] | None) -> World:
-        """``arun``, then each policy's ``aclose`` (a model's HTTP client belongs to this
-        loop, which ends here), also when the run raises; a failure to close hides nothing."""
-        try:
-            return await self.arun(on_day)
-        finally:
-            for policy in self.policies.values():
-                close = getattr(policy, "aclose", None)
-                if callable(close):
-                    with contextlib.suppress(Exception):
-                        await close()
 
     async def arun(self, on_day: Callable[[int], None] | None = None) -> World:
         while not self.finished:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -99,7 +99,6 @@ def play(
         PlayRefused,
         choose_mode,
         continuing,
-        left_message,
         play_in_browser,
         play_in_terminal,
         player,
@@ -146,13 +145,8 @@ def play(
                 echo=_to_stderr,
             )
     except KeyboardInterrupt:
-        console.print(left_message(target), soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(code=130) from None
-    if outcome.status == "left":
-        console.print(left_message(target), soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(code=130)
-    assert outcome.summary is not None
-    _print_summary(spec, outcome.summary, target)
+        _leave(console, target)
+    _end_of_game(console, spec, outcome, target)
 
 
 def register(app: typer.Typer) -> None:
@@ -167,7 +161,6 @@ def resume_person(run_dir: Path, *, force: bool, browser: bool) -> None:
     from econbench.runs.lock import RunLockedError
     from econbench.runs.play.allo_play import (
         PlayRefused,
-        left_message,
         person_cell,
         resume_person_cell,
     )
@@ -189,14 +182,25 @@ def resume_person(run_dir: Path, *, force: bool, browser: bool) -> None:
         console.print(f"stopped: {exc}", soft_wrap=True, highlight=False, markup=False)
         raise typer.Exit(code=1) from None
     except KeyboardInterrupt:
-        console.print(left_message(run_dir), soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(code=130) from None
-    if outcome.status == "left":
-        console.print(left_message(run_dir), soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(code=130)
-    assert outcome.summary is not None
-    _print_summary(spec, outcome.summary, run_dir)
+        _leave(console, run_dir)
+    _end_of_game(console, spec, outcome, run_dir)
     raise typer.Exit(code=0)
+
+
+def _leave(console: Console, out: Path) -> NoReturn:
+    """The person left: how to come back, and exit code 130 (everything is kept)."""
+    from econbench.runs.play.allo_play import left_message
+
+    console.print(left_message(out), soft_wrap=True, highlight=False, markup=False)
+    raise typer.Exit(code=130)
+
+
+def _end_of_game(console: Console, spec: CellSpec, outcome: Any, out: Path) -> None:
+    """The cell's table when the person played it to the end, else ``_leave``."""
+    if outcome.status == "left":
+        _leave(console, out)
+    assert outcome.summary is not None
+    _print_summary(spec, outcome.summary, out)
 
 
 def _print_summary(spec: CellSpec, summary: dict[str, Any], out: Path) -> None:
