@@ -14,7 +14,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -612,6 +612,53 @@ def test_a_tool_result_is_shown_as_indented_json_not_one_line(page: Page, site: 
     body = message.locator("table.j-kv tr", has=page.locator("th", has_text="body"))
     expect(body.locator("td")).to_have_text(HOSTILE)  # a long argument, on a line of its own
     assert page.locator("#transcript img").count() == 0
+
+
+def test_boxes_a_reader_opened_or_closed_stay_so_when_the_transcript_is_drawn_again(
+    page: Page, site: Site
+) -> None:
+    def result_of(tool: str) -> Locator:
+        return page.locator(f'#transcript .tool-use[data-tool="{tool}"] details.result').first
+
+    def show_tab(tab: str) -> None:
+        page.click(f'.tabs button[data-tab="{tab}"]')
+
+    def show_day(day: int) -> None:
+        page.click(f'.day-chip[data-day="{day}"]')
+        expect(page.locator("#transcript-nav")).to_contain_text(f"on day {day}:")
+
+    def drawn_again(move: Callable[[], None]) -> None:
+        page.locator("#transcript > *").first.evaluate("e => { e.dataset.old = 'yes'; }")
+        move()
+        expect(page.locator('#transcript [data-old="yes"]')).to_have_count(0)
+        expect(page.locator("#transcript .entry").first).to_be_visible()
+
+    site.open(page, "coffee", tab="transcript", day=0, firm="roaster_A")
+    long_result, short_result = result_of("view_trial_balance"), result_of("wait_for_next_day")
+    prompt = page.locator("#transcript .entry.model_call details.prompt").first
+    expect(short_result).to_have_js_property("open", True)  # as drawn: short results open
+    expect(long_result).to_have_js_property("open", False)
+    open_box(long_result, long_result.locator(".j-row").first)
+    open_prompt(page.locator("#transcript .entry.model_call").first)
+    short_result.evaluate("d => { d.open = false; }")
+
+    def via_another_tab() -> None:
+        show_tab("timeline")
+        show_tab("transcript")
+
+    def via_another_day() -> None:
+        show_day(1)
+        show_day(0)
+
+    for move in (via_another_tab, via_another_day):
+        drawn_again(move)
+        expect(long_result).to_have_js_property("open", True)
+        expect(short_result).to_have_js_property("open", False)
+        expect(prompt).to_have_js_property("open", True)
+        expect(prompt.locator(".msg").first).to_be_visible()  # loaded again as it opened
+    show_day(1)  # another day keeps boxes of its own, as drawn
+    expect(result_of("wait_for_next_day")).to_have_js_property("open", True)
+    assert page.evaluate("window.__pwned") is None
 
 
 def test_the_page_does_not_scroll_sideways_at_1024_pixels(page: Page, site: Site) -> None:

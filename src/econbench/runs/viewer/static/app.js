@@ -1019,7 +1019,7 @@
     const c = state.coffee;
     const box = $("transcript");
     if (!c.transcriptFirm || c.day === null || c.day === undefined) {
-      clear(box).append(el("p", { class: "muted", text: "No transcript yet." }));
+      leaveTranscript(box).append(el("p", { class: "muted", text: "No transcript yet." }));
       return;
     }
     const firm = c.transcriptFirm;
@@ -1028,7 +1028,7 @@
     try {
       body = await api(`/api/run/${state.runId}/transcript?firm=${encodeURIComponent(firm)}&day=${day}`);
     } catch (err) {
-      clear(box).append(el("p", { class: "error-box", text: err.message }));
+      leaveTranscript(box).append(el("p", { class: "error-box", text: err.message }));
       return;
     }
     if (token !== state.token || firm !== c.transcriptFirm || day !== c.day) return;
@@ -1038,10 +1038,51 @@
       el("span", {}, firmTag(firm), ` on day ${day}: ${body.entries.length} entries`),
       dayButton(body.next_day, `day ${body.next_day ?? "–"} ▶`),
     );
+    keepBoxes(box);
     clear(box);
     if (!body.entries.length) box.append(el("p", { class: "muted", text: `${firm} did nothing on day ${day}.` }));
     for (const entry of modelActions(body.entries)) {
       box.append(entry.model ? actionCard(entry, firm) : transcriptEntry(entry.event, firm));
+    }
+    box.dataset.shown = `${state.runId}|${firm}|${day}`;
+    reopenBoxes(box);
+  }
+
+  // The transcript is drawn again whenever it may have changed: a poll of a live run, a
+  // second route, a tab or day shown again. The boxes a reader opened or closed stay as
+  // they were: each one's state is kept under the transcript it was in (run, firm, day)
+  // and its place in it, which a redraw of the same entries gives back (new entries come
+  // after the old ones).
+  const keptBoxes = new Map();
+
+  function boxPath(root, node) {
+    const steps = [];
+    for (; node !== root; node = node.parentElement) {
+      steps.push(Array.prototype.indexOf.call(node.parentElement.children, node));
+    }
+    return steps.reverse().join(".");
+  }
+
+  function leaveTranscript(root) {
+    keepBoxes(root);
+    delete root.dataset.shown;
+    return clear(root);
+  }
+
+  function keepBoxes(root) {
+    const shown = root.dataset.shown;
+    if (!shown) return;
+    const states = new Map();
+    for (const box of root.querySelectorAll("details")) states.set(boxPath(root, box), box.open);
+    keptBoxes.set(shown, states);
+  }
+
+  function reopenBoxes(root) {
+    const states = keptBoxes.get(root.dataset.shown);
+    if (!states) return;
+    for (const box of root.querySelectorAll("details")) {
+      const open = states.get(boxPath(root, box));
+      if (open !== undefined && open !== box.open) box.open = open; // a prompt box loads on "toggle"
     }
   }
 
