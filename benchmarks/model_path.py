@@ -367,8 +367,8 @@ def run_sweep(repeat: int) -> dict[str, float]:
             r"--backend (?P<backend>\w+)\s.*?:\s+(?P<wall>[\d.]+) s wall", done.stdout
         )
     }
-    for backend, label in (("local", "pool"), ("process", "process")):
-        ratio = re.search(rf"^{label} / inline: ([\d.]+)x", done.stdout, re.MULTILINE)
+    for backend in ("local", "process"):
+        ratio = re.search(rf"^--backend {backend}\s.*/ inline: ([\d.]+)x", done.stdout, re.M)
         if ratio:
             figures[f"{backend}/inline"] = float(ratio[1])
     return figures

@@ -23,8 +23,22 @@ from econbench.runs.worker import Outcome
 def _isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("ECONBENCH_POOL_START", "spawn")  # as where the pool cannot fork
     yield
     pool_prestart.discard_all()
+
+
+def test_where_the_pool_forks_its_workers_none_is_started_early(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("ECONBENCH_POOL_START", "fork")
+    assert pool_prestart.forks_workers()
+    pool_prestart.prestart_for(["allo", "sweep", "--workers", "2"])
+    assert pool_prestart._started == []
+    monkeypatch.setenv("ECONBENCH_POOL_START", "spawn")
+    assert not pool_prestart.forks_workers()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.delenv("ECONBENCH_POOL_START")
+    assert not pool_prestart.forks_workers()  # macOS: fresh interpreters, started early
 
 
 @pytest.mark.parametrize(

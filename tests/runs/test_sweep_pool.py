@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.runs.fresh_process import in_fresh_process
 from tests.runs.test_sweep import RUN_FILES, assert_same_runs, coffee_experiment, sweep, write
 
 from econbench.agents.models import registry
@@ -27,6 +28,20 @@ def _cwd(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # no .env from the checkout; default outputs in tmp
 
 
+@pytest.fixture(params=["fork", "spawn"])
+def start(request, monkeypatch) -> str:
+    """How the pool starts its workers: forked from this process, or fresh interpreters."""
+    monkeypatch.setenv("ECONBENCH_POOL_START", request.param)
+    return request.param
+
+
+def check_started(log_dir: Path, start: str) -> None:
+    """Every attempt logged under ``log_dir`` was played by a worker started as ``start``."""
+    text = "".join(p.read_text() for p in log_dir.iterdir())
+    forked = re.findall(r"^pool worker \d+ \(forked from the sweep\)$", text, re.M)
+    assert len(forked) == (len(re.findall(r"^pool worker", text, re.M)) if start == "fork" else 0)
+
+
 def allo_experiment(path: Path) -> Path:
     return write(
         path,
@@ -37,7 +52,7 @@ def allo_experiment(path: Path) -> Path:
 
 def worker_pids(log: Path) -> list[int]:
     """The pool worker that played each attempt logged in ``log``."""
-    return [int(pid) for pid in re.findall(r"^pool worker (\d+)$", log.read_text(), re.M)]
+    return [int(pid) for pid in re.findall(r"^pool worker (\d+)", log.read_text(), re.M)]
 
 
 def same_files(a: Path, b: Path) -> None:
@@ -58,7 +73,8 @@ def wait_for(backend: PoolBackend, entry_id: str) -> object:
 
 
 @pytest.mark.parametrize("experiment", ["allo", "coffee"])
-def test_the_pool_writes_the_files_the_inline_backend_writes(tmp_path, experiment) -> None:
+@in_fresh_process  # forks only from a process running one thread
+def test_the_pool_writes_the_files_the_inline_backend_writes(tmp_path, experiment, start) -> None:
     if experiment == "allo":
         plan = load_plan(allo_experiment(tmp_path / "e.toml"))
     else:
@@ -69,6 +85,7 @@ def test_the_pool_writes_the_files_the_inline_backend_writes(tmp_path, experimen
     assert_same_runs(tmp_path / "pool", tmp_path / "inline")
     pids = {pid for p in (tmp_path / "pool" / "logs").iterdir() for pid in worker_pids(p)}
     assert 1 <= len(pids) <= 2 and os.getpid() not in pids  # workers played many entries
+    check_started(tmp_path / "pool" / "logs", start)
 
 
 def test_a_run_after_another_in_the_same_worker_matches_it_played_alone(tmp_path) -> None:
@@ -103,7 +120,8 @@ def test_what_a_run_changes_for_the_process_is_put_back(tmp_path) -> None:
     assert not registry.is_model_name("scripted/leak")
 
 
-def test_a_killed_worker_fails_its_entry_and_the_next_attempt_resumes_it(tmp_path) -> None:
+@in_fresh_process  # forks only from a process running one thread
+def test_a_killed_worker_fails_its_entry_and_the_next_attempt_resumes_it(tmp_path, start) -> None:
     plan = load_plan(
         coffee_experiment(tmp_path / "e.toml", days=365, policies='"heuristic"', seeds="1")
     )
@@ -144,6 +162,7 @@ def test_a_killed_worker_fails_its_entry_and_the_next_attempt_resumes_it(tmp_pat
     assert second != pid  # a fresh worker
     assert log.read_text().count("=== attempt") == 2 and "resumed" in log.read_text()
     same_files(out / "runs" / entry, tmp_path / "reference" / "runs" / entry)
+    check_started(out / "logs", start)
 
 
 def wait_for_start(backend: PoolBackend, entry_id: str) -> object:

@@ -1,4 +1,5 @@
-"""Start the local backend's workers while the sweep's own process is still getting ready.
+"""Start the local backend's workers while the sweep's own process is still getting ready
+(where the pool does not fork them from it: not on Linux, or ``ECONBENCH_POOL_START=spawn``).
 
 A pool worker spends ~0.2 s starting Python and importing econbench before it can play; the
 sweep's process spends about as long importing its command and planning the sweep, and
@@ -63,6 +64,17 @@ def worker_environ() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
+def forks_workers() -> bool:
+    """Whether the pool forks its workers from the planned sweep's process
+    (``worker_pool``): on Linux, unless ``ECONBENCH_POOL_START=spawn``; then none is
+    started early."""
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and os.environ.get("ECONBENCH_POOL_START", "fork") != "spawn"
+    )
+
+
 def workers_asked(args: Sequence[str]) -> int:
     """How many pool workers the command line ``args`` (after ``econbench``) will use, at
     most one per core; 0 when it is not a pool sweep or cannot be read."""
@@ -97,7 +109,10 @@ def _option(options: list[str], name: str, default: str) -> str:
 
 
 def prestart_for(args: Sequence[str]) -> None:
-    """Start the workers the command line ``args`` asks for, unless they are running."""
+    """Start the workers the command line ``args`` asks for, unless they are running or the
+    pool will fork them."""
+    if forks_workers():
+        return
     missing = workers_asked(args) - len(_started)
     for _ in range(max(missing, 0)):
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open with the worker)

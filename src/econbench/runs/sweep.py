@@ -576,7 +576,9 @@ def _note(state: EntryState) -> str:
 # --------------------------------------------------------------------------- driver
 
 
-def make_backend(options: SweepOptions, sweep_dir: Path) -> Backend:
+def make_backend(options: SweepOptions, sweep_dir: Path, expected: int = 0) -> Backend:
+    """The backend ``options.backend`` names; ``expected``: how many entries it is about to
+    be given (the pool forks that many workers at once where it can)."""
     if options.backend == "ray":
         from econbench.runs.ray_backend import RayBackend, RayUnavailableError
 
@@ -595,7 +597,7 @@ def make_backend(options: SweepOptions, sweep_dir: Path) -> Backend:
         return ProcessBackend(sweep_dir, cache=options.cache)
     from econbench.runs.worker_pool import PoolBackend
 
-    return PoolBackend(sweep_dir, workers=options.workers, cache=options.cache)
+    return PoolBackend(sweep_dir, workers=options.workers, cache=options.cache, expected=expected)
 
 
 def scan(plan: Plan, sweep_dir: Path, runs_dir: str = SWEEP_RUNS) -> list[EntryState]:
@@ -622,12 +624,13 @@ class _Driver:
         options: SweepOptions,
         display: SweepDisplay,
         backend_factory: Callable[[], Backend],
+        backend: Backend | None = None,
     ) -> None:
         self.result = result
         self.options = options
         self.display = display
         self.backend_factory = backend_factory
-        self.backend: Backend | None = None
+        self.backend = backend
         self.states = {s.id: s for s in result.entries}
         self.pending = deque(s.id for s in result.entries if s.status == "pending")
         self.active: dict[str, EntryState] = {}
@@ -760,10 +763,19 @@ def run_sweep(
     # bound to the stream itself: an inline run's redirected stderr must not get the display
     console = console or Console(file=sys.stderr)
     factory = backend_factory or (lambda: make_backend(options, sweep_dir))
+    backend = None
+    pending = sum(state.status == "pending" for state in result.entries)
+    if backend_factory is None and options.backend == "local" and pending:
+        # the pool forks its workers before the display starts a thread (``worker_pool``)
+        backend = make_backend(options, sweep_dir, expected=pending)
     display = SweepDisplay(console, plan.name, len(plan.entries), options.cost_limit, quiet)
-    with display:
-        for note in notes:
-            display.note(note, markup=False)  # plain text: ids and paths, no styles
-        _Driver(result, options, display, factory).run()
+    try:
+        with display:
+            for note in notes:
+                display.note(note, markup=False)  # plain text: ids and paths, no styles
+            _Driver(result, options, display, factory, backend).run()
+    finally:
+        if backend is not None:
+            backend.close()  # once more, if the driver never got to it
     write_json(sweep_dir / SWEEP_SUMMARY, result.to_dict())
     return result

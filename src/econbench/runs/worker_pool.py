@@ -7,8 +7,14 @@ environment and working directory of the sweep's process), plays it with
 entry's log ``SWEEP_DIR/logs/ID.log`` as with a process per entry — and answers one JSON
 line (the :class:`~econbench.runs.worker.Outcome`) on its own copy of the original stdout.
 Starting Python and importing econbench per entry costs more than a small scripted run.
-The workers of a sweep asked for on the command line are started before the sweep is
-planned (``econbench.runs.pool_prestart``) and adopted here.
+
+On Linux the pool's first workers are forked from the sweep's process once it has planned
+the sweep, while it still runs a single thread (before the progress display starts its
+own), so they begin with everything it imported; a worker started later (after a crash or
+a stop), or any worker where forking is not safe, is a fresh interpreter, and the workers of
+a sweep asked for on the command line are then started before the sweep is planned
+(``econbench.runs.pool_prestart``) and adopted here. ``ECONBENCH_POOL_START=spawn`` never
+forks.
 
 Each job runs inside :func:`isolated`, which puts back what a run may change for the whole
 process (environment, working directory, signal handlers, logging, warning filters,
@@ -29,16 +35,19 @@ import argparse
 import contextlib
 import json
 import logging
+import multiprocessing
 import os
 import random
 import selectors
 import signal
 import subprocess
 import sys
+import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Protocol
 
 from econbench.runs import pool_prestart
 from econbench.runs.worker import (
@@ -54,6 +63,9 @@ from econbench.runs.worker import (
 )
 
 STOP_GRACE_S = 10.0
+
+_forked = False
+"""Whether this process is a worker forked from the sweep's (its log says so)."""
 
 
 # --------------------------------------------------------------------------- worker side
@@ -136,7 +148,8 @@ def play(
             os.environ.update(environ)
         if cwd is not None:
             os.chdir(cwd)
-        print(f"pool worker {os.getpid()}", flush=True)
+        how = " (forked from the sweep)" if _forked else ""
+        print(f"pool worker {os.getpid()}{how}", flush=True)
         try:
             outcome = execute(sweep_dir, entry_id, cache)
         except LookupError as exc:
@@ -147,13 +160,19 @@ def play(
     return outcome
 
 
-def serve(sweep_dir: Path | None = None, cache: Path | None = None) -> int:
-    """Play the jobs read from stdin until it closes, one outcome line each. A job names its
-    entry, and its sweep and cache file (a worker started before its sweep was planned,
-    ``pool_prestart``, knows them from there only)."""
-    jobs = os.fdopen(os.dup(0), "rb")
-    answers = os.fdopen(os.dup(1), "wb")
-    _to_devnull(0, 1)  # a run reads nothing from, and writes nothing to, the pipes
+def serve(
+    sweep_dir: Path | None = None,
+    cache: Path | None = None,
+    pipes: tuple[IO[bytes], IO[bytes]] | None = None,
+) -> int:
+    """Play the jobs read from stdin (or ``pipes``' first) until it closes, one outcome line
+    each on stdout (or ``pipes``' second). A job names its entry, and its sweep and cache
+    file (a worker started before its sweep was planned, ``pool_prestart``, knows them from
+    there only)."""
+    if pipes is None:
+        pipes = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+        _to_devnull(0, 1)  # a run reads nothing from, and writes nothing to, the pipes
+    jobs, answers = pipes
     for line in jobs:
         job = json.loads(line)
         job_sweep = Path(job["sweep"]) if job.get("sweep") else sweep_dir
@@ -182,12 +201,95 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args.sweep_dir, args.cache)
 
 
+def _forked_main(
+    jobs_fd: int,
+    answers_fd: int,
+    parent_fds: Sequence[int],
+    parent: int,
+    signal_mask: set[signal.Signals],
+) -> None:
+    """A forked worker's life (``multiprocessing``'s fork, which ends it with ``os._exit``):
+    what a fresh worker would have instead of what the sweep's process had, then ``serve``.
+
+    ``parent_fds`` are the pool's ends of every worker's pipes: a copy kept here would hide
+    from a worker that the pool closed its jobs. Signals arrive blocked (``_fork``) and are
+    let through, ``signal_mask`` as the sweep had it, once the sweep's handlers are gone."""
+    global _forked
+    _forked = True
+    for fd in parent_fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _to_devnull(0, 1, 2)  # a run's output goes to its log (``output_to``)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 (the process's own, as at start-up)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    for sig in _catchable_signals():
+        if callable(signal.getsignal(sig)):  # the sweep's handlers are not the worker's
+            signal.signal(sig, signal.SIG_DFL)
+    logging.root.handlers.clear()  # nor its logging (a fresh worker starts with none)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the sweep's to handle
+    signal.pthread_sigmask(signal.SIG_SETMASK, signal_mask)
+    _die_with_parent(parent)
+    serve(pipes=(os.fdopen(jobs_fd, "rb"), os.fdopen(answers_fd, "wb")))
+
+
 # --------------------------------------------------------------------------- parent side
+
+
+def fork_is_safe() -> bool:
+    """Whether a worker may be forked now: a process running other threads may be forked
+    holding their locks (Rich's refresh thread holds the console's), so only a single one."""
+    return pool_prestart.forks_workers() and threading.active_count() == 1
+
+
+class _Process(Protocol):
+    """What the pool uses of a worker process: ``subprocess.Popen``'s, or a forked one's."""
+
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
+class _ForkedProcess:
+    """A worker forked from the sweep's process, seen through ``Popen``'s interface."""
+
+    def __init__(
+        self, process: multiprocessing.process.BaseProcess, stdin: IO[bytes], stdout: IO[bytes]
+    ) -> None:
+        self._process = process
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+
+    @property
+    def pid(self) -> int:
+        assert self._process.pid is not None
+        return self._process.pid
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        code = self._process.exitcode
+        if code is None:
+            raise subprocess.TimeoutExpired("pool worker", timeout or 0)
+        return code
+
+    def terminate(self) -> None:
+        self._process.terminate()
+
+    def kill(self) -> None:
+        self._process.kill()
 
 
 @dataclass
 class _Worker:
-    proc: subprocess.Popen[bytes]
+    proc: _Process
     entry: str | None = None
     pending: bytes = field(default=b"")
 
@@ -213,7 +315,12 @@ class _Worker:
 class PoolBackend:
     """At most ``workers`` long-lived processes, each playing one entry at a time."""
 
-    def __init__(self, sweep_dir: Path, workers: int, cache: Path | None = None) -> None:
+    def __init__(
+        self, sweep_dir: Path, workers: int, cache: Path | None = None, expected: int = 0
+    ) -> None:
+        """``expected``: how many entries are about to be started; where forking is safe now,
+        that many workers (at most ``workers``) are forked at once, since the sweep starts its
+        display's thread next."""
         self.sweep_dir = Path(sweep_dir).resolve()
         self.cache = cache.resolve() if cache is not None else None
         self.size = workers
@@ -222,6 +329,11 @@ class PoolBackend:
         self._finished: list[tuple[str, Outcome]] = []
         self.adopted = 0
         """Workers taken over from ``pool_prestart`` rather than started here."""
+        self.forked = 0
+        """Workers forked from this process rather than started as fresh interpreters."""
+        if fork_is_safe():
+            for _ in range(min(expected, workers)):
+                self._add(self._fork())
 
     def start(self, entry_id: str, attempt: int) -> None:
         log = log_path(self.sweep_dir, entry_id)
@@ -246,9 +358,11 @@ class PoolBackend:
         return self._spawn(log)
 
     def _spawn(self, log: Path) -> _Worker:
-        """A worker started while the sweep was planned (``pool_prestart``), else a fresh
-        one; what it prints before its first job (an import error) goes to the log of that
-        job."""
+        """A worker forked now if that is safe, else one started while the sweep was
+        planned (``pool_prestart``), else a fresh one; what a started one prints before its
+        first job (an import error) goes to the log of that job."""
+        if fork_is_safe():
+            return self._add(self._fork())
         early = pool_prestart.adopt()
         if early is not None:
             proc = early.proc
@@ -265,6 +379,36 @@ class PoolBackend:
                     stderr=fh,
                     env=pool_prestart.worker_environ(),
                 )
+        return self._add(proc)
+
+    def _fork(self) -> _ForkedProcess:
+        """A worker forked from this process, talking over two fresh pipes."""
+        jobs_r, jobs_w = os.pipe()
+        answers_r, answers_w = os.pipe()
+        parent_fds = [jobs_w, answers_r]
+        for worker in self._workers:
+            pipes = (worker.proc.stdin, worker.proc.stdout)
+            parent_fds += [pipe.fileno() for pipe in pipes if pipe is not None]
+        sys.stdout.flush()  # what this process has buffered is not the worker's to write
+        sys.stderr.flush()
+        # a signal for the worker before it drops the sweep's handlers waits until it has
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _catchable_signals())
+        process = multiprocessing.get_context("fork").Process(
+            target=_forked_main,
+            args=(jobs_r, answers_w, parent_fds, os.getpid(), mask),
+            name="econbench pool worker",
+            daemon=True,  # ended at this process's exit, never waited for there
+        )
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            os.close(jobs_r)
+            os.close(answers_w)
+        self.forked += 1
+        return _ForkedProcess(process, os.fdopen(jobs_w, "wb"), os.fdopen(answers_r, "rb"))
+
+    def _add(self, proc: _Process) -> _Worker:
         worker = _Worker(proc)
         assert proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
@@ -341,7 +485,7 @@ class PoolBackend:
         self._selector.close()
 
 
-def _end(proc: subprocess.Popen[bytes], terminate: bool = True) -> None:
+def _end(proc: _Process, terminate: bool = True) -> None:
     """Wait for ``proc`` to end (after SIGTERM unless told not to), killing it if it lingers."""
     if terminate:
         proc.terminate()
