@@ -216,7 +216,7 @@ def reply_data(client: Any, response: Any, cast_to: Any) -> Any:
         if content_type.endswith("json"):
             raise
         return response.text
-    if isinstance(data, dict) and not unusual and _shallow(response.content, data):
+    if isinstance(data, dict) and not unusual and _shallow(data):
         return data
     model = client._process_response_data(data=data, cast_to=cast_to, response=response)
     return model.to_dict(mode="json", warnings=False) if hasattr(model, "to_dict") else model
@@ -229,11 +229,9 @@ def _noted_float(text: str, unusual: list[str]) -> float:
     return value
 
 
-def _shallow(content: bytes, data: dict[str, Any]) -> bool:
-    """Whether ``data`` nests at most ``_PLAIN_DEPTH`` deep: surely so when the reply has
-    fewer brackets than that, else counted."""
-    if content.count(b"[") + content.count(b"{") <= _PLAIN_DEPTH:
-        return True
+def _shallow(data: dict[str, Any]) -> bool:
+    """Whether ``data`` nests at most ``_PLAIN_DEPTH`` deep (a walk of its containers: a
+    reply's are few, where counting its brackets first read every byte again)."""
     return _nests_within(data, _PLAIN_DEPTH)
 
 
