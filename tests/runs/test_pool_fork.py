@@ -4,6 +4,7 @@ sweep's signal handlers, and a sweep from the command line (display on) playing 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import signal
@@ -98,3 +99,19 @@ def test_a_sweep_with_its_display_plays_on_forked_workers(tmp_path) -> None:
     assert len(pids) == 2  # both forked, each played its share
     assert all("completed" in log for log in logs)
     assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]  # none left running
+
+
+def _sweep_in_a_daemonic_process(sweep_dir: Path) -> tuple[bool, int]:
+    backend = PoolBackend(sweep_dir, workers=1, expected=1)
+    try:
+        return worker_pool.fork_is_safe(), backend.forked
+    finally:
+        backend.close()
+
+
+def test_a_daemonic_process_runs_its_sweep_on_fresh_workers(tmp_path) -> None:
+    """``multiprocessing`` lets no daemonic process (a ``Pool``'s worker) have children."""
+    spawn = multiprocessing.get_context("spawn")
+    with spawn.Pool(1) as pool:
+        safe, forked = pool.apply(_sweep_in_a_daemonic_process, (tmp_path,))
+    assert (safe, forked) == (False, 0)

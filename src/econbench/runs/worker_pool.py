@@ -238,8 +238,14 @@ def _forked_main(
 
 def fork_is_safe() -> bool:
     """Whether a worker may be forked now: a process running other threads may be forked
-    holding their locks (Rich's refresh thread holds the console's), so only a single one."""
-    return pool_prestart.forks_workers() and threading.active_count() == 1
+    holding their locks (Rich's refresh thread holds the console's), so only a single one;
+    and ``multiprocessing`` lets no daemonic process (a ``multiprocessing.Pool``'s worker
+    running a sweep) have children of its own."""
+    return (
+        pool_prestart.forks_workers()
+        and threading.active_count() == 1
+        and not multiprocessing.current_process().daemon
+    )
 
 
 class _Process(Protocol):
