@@ -4,6 +4,7 @@ sweep's signal handlers, and a sweep from the command line (display on) playing 
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import re
@@ -14,9 +15,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from tests.runs.fresh_process import in_fresh_process
 
 from econbench.runs import worker_pool
+from econbench.runs.sweep import SweepDisplay
 from econbench.runs.worker_pool import PoolBackend
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
@@ -115,3 +118,11 @@ def test_a_daemonic_process_runs_its_sweep_on_fresh_workers(tmp_path) -> None:
     with spawn.Pool(1) as pool:
         safe, forked = pool.apply(_sweep_in_a_daemonic_process, (tmp_path,))
     assert (safe, forked) == (False, 0)
+
+
+def test_a_sweep_s_display_leaves_no_thread_so_a_sweep_after_it_may_fork() -> None:
+    before = set(threading.enumerate())
+    display = SweepDisplay(Console(file=io.StringIO()), "first", 3, None, quiet=False)
+    with display:
+        assert set(threading.enumerate()) - before  # its refresh thread
+    assert set(threading.enumerate()) == before  # ended, not only told to end

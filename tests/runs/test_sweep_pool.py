@@ -39,7 +39,8 @@ def check_started(log_dir: Path, start: str) -> None:
     """Every attempt logged under ``log_dir`` was played by a worker started as ``start``."""
     text = "".join(p.read_text() for p in log_dir.iterdir())
     forked = re.findall(r"^pool worker \d+ \(forked from the sweep\)$", text, re.M)
-    assert len(forked) == (len(re.findall(r"^pool worker", text, re.M)) if start == "fork" else 0)
+    expected = len(re.findall(r"^pool worker", text, re.M)) if start == "fork" else 0
+    assert len(forked) == expected, text
 
 
 def allo_experiment(path: Path) -> Path:

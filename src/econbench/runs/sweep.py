@@ -468,7 +468,10 @@ class SweepDisplay:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        refresher = getattr(self.progress.live, "_refresh_thread", None)
         self.progress.stop()
+        if refresher is not None:  # told to stop, it ends at its next tick: wait for it, so
+            refresher.join(timeout=5)  # that a sweep after this one may fork its workers
 
     def note(self, text: str, *, markup: bool = True) -> None:
         """A line above the bars (and the only output in a log file). ``text`` is Rich
