@@ -4,7 +4,8 @@ A model provider's HTTP client belongs to the event loop it first ran on (its co
 pool does). Whoever starts a loop for agents (``asyncio.run`` around a run, a one-call
 ``respond``) closes their clients before that loop ends: a client left to the garbage
 collector cannot close its connections on a loop that is gone, and the OpenAI SDK's aiohttp
-transport says so on stderr ("Unclosed client session").
+transport says so on stderr ("Unclosed client session"). While the loop runs, the objects
+alive before it are left out of the garbage collector's passes (``heap_frozen``).
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ def _http_client() -> Any:
     """The SDK's client with its defaults on its aiohttp transport, and a shared TLS context.
 
     The transport is the SDK's own option (``openai[aiohttp]``, ``DefaultAioHttpClient``):
-    the same requests and the same SDK errors as its default HTTPX transport, for ~0.4 ms
+    the same requests and the same SDK errors as its default HTTPX transport, for ~0.35 ms
     less CPU a request (``benchmarks/model_path.py``: httpcore's HTTP/1.1 parser and anyio's
     cancel scopes are Python; aiohttp's parser is compiled). Proxies from the environment
     still go through HTTPX's rules. Building a TLS context costs ~60 ms, and a provider needs
